@@ -1,0 +1,32 @@
+# The two commands of the README are `make reproduce` and `make test`; both run the set-up first.
+.PHONY: setup build reproduce test test-engine test-python smoke bench clean
+
+VENV := .venv/bin
+
+setup:
+	bash scripts/setup.sh
+
+build:
+	cmake -S engine -B engine/build -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build engine/build -j$$(nproc)
+
+reproduce: setup
+	$(VENV)/snakemake --cores all reproduce_figures
+
+test: setup
+	$(MAKE) --no-print-directory test-engine test-python
+
+test-engine:
+	cd engine/build && ctest --output-on-failure --timeout 600
+
+test-python:
+	$(VENV)/pytest -q
+
+smoke: setup
+	$(VENV)/snakemake --cores all smoke
+
+bench: setup
+	$(VENV)/snakemake --cores all bench
+
+clean:
+	rm -rf engine/build results/trials results/tables results/figures results/report.html

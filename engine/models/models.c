@@ -1,0 +1,19 @@
+#include "models.h"
+
+#include <string.h>
+
+extern const air_model air_model_phold;
+
+const air_model *const air_models[] = {
+    &air_model_phold,
+    NULL,
+};
+
+const char *const air_models_planned[] = { "pcs", NULL };
+
+const air_model *air_model_find(const char *name)
+{
+    for (int i = 0; air_models[i]; i++)
+        if (strcmp(air_models[i]->name, name) == 0) return air_models[i];
+    return NULL;
+}

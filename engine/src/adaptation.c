@@ -1,0 +1,98 @@
+/* Thread membership for adm / ladm. Threads only REQUEST a change (want_deactivate from
+ * a detector, want_reactivate after a successful RAP probe); the GVT leader applies it at
+ * the barrier, when every active thread is waiting and no PE is held, so the barrier's
+ * member count never races a thread that is arriving. At least one thread stays active.
+ * Inactive threads sleep on a condition variable (no CPU use) and hold no PE. */
+#include <sched.h>
+
+#include "engine.h"
+
+static void note(double *times, uint64_t count, double t)
+{
+    if (count <= AIR_MAX_TIMES) times[count - 1] = t;
+}
+
+void air_adapt_activate(air_engine *e, air_thread *t)
+{
+    pthread_mutex_lock(&t->mu);
+    if (!atomic_load(&t->active)) {
+        /* The leader has not yet reset the barrier; the thread must not arrive at the
+         * next one before that (see air_adapt_inactive_wait). */
+        atomic_store(&t->join_gen, atomic_load(&e->bar_gen));
+        atomic_store(&t->active, 1);
+        atomic_fetch_add(&e->n_active, 1);
+        t->reactivations++;
+        note(t->react_times, t->reactivations, air_wall() - e->t0);
+    }
+    atomic_store(&t->want_reactivate, 0);
+    pthread_cond_signal(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+}
+
+static void deactivate(air_engine *e, air_thread *t)
+{
+    pthread_mutex_lock(&t->mu);
+    atomic_store(&t->active, 0);
+    atomic_fetch_sub(&e->n_active, 1);
+    t->deactivations++;
+    note(t->deact_times, t->deactivations, air_wall() - e->t0);
+    pthread_mutex_unlock(&t->mu);
+}
+
+void air_adapt_round(air_engine *e)
+{
+    for (int i = 0; i < e->nthreads; i++) {
+        air_thread *t = &e->threads[i];
+        if (atomic_exchange(&t->want_deactivate, 0) && atomic_load(&t->active) &&
+            atomic_load(&e->n_active) > 1)
+            deactivate(e, t);
+    }
+    e->reactivation->on_round(e);
+}
+
+void air_adapt_wake_all(air_engine *e)
+{
+    for (int i = 0; i < e->nthreads; i++) {
+        air_thread *t = &e->threads[i];
+        pthread_mutex_lock(&t->mu);
+        pthread_cond_signal(&t->cv);
+        pthread_mutex_unlock(&t->mu);
+    }
+}
+
+double air_probe_yield_us(void)
+{
+    double t0 = air_wall();
+    sched_yield();
+    return (air_wall() - t0) * 1e6;
+}
+
+/* Sleep until reactivated or the run ends. A RAP probe request wakes the thread briefly:
+ * it times a sched_yield() and asks for reactivation only if the probe was fast, i.e. no
+ * other runnable task was waiting for its CPU. */
+void air_adapt_inactive_wait(air_engine *e, air_thread *t)
+{
+    double t0 = air_wall();
+    pthread_mutex_lock(&t->mu);
+    while (!atomic_load(&t->active) && !atomic_load(&e->done)) {
+        if (atomic_exchange(&t->probe, 0)) {
+            pthread_mutex_unlock(&t->mu);
+            double us = air_probe_yield_us();
+            pthread_mutex_lock(&t->mu);
+            if (us < e->opt->pi_threshold_us) atomic_store(&t->want_reactivate, 1);
+            continue;
+        }
+        pthread_cond_wait(&t->cv, &t->mu);
+    }
+    pthread_mutex_unlock(&t->mu);
+    while (!atomic_load(&e->done) && atomic_load(&e->bar_gen) == atomic_load(&t->join_gen)) sched_yield();
+    t->inactive_s += air_wall() - t0;
+    /* Rejoin in step with the others, who are at an iteration count that is a multiple
+     * of gvt_interval; start a fresh detection period. */
+    t->iter = 0;
+    t->period_busy = 0;
+    t->period_events = 0;
+    t->help_left = 0;
+    t->ran_primary = 0;
+    atomic_store(&t->apte_bits, 0);
+}

@@ -1,0 +1,265 @@
+/* Set-up, run and tear-down of one simulation, the final checksum and the JSON report. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "engine_api.h"
+#include "json_out.h"
+#include "rng.h"
+#include "timeline.h"
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (!p) {
+        fprintf(stderr, "airpdes: out of memory\n");
+        exit(1);
+    }
+    return p;
+}
+
+static const air_detector *detector_named(const char *n)
+{
+    if (!strcmp(n, "apte")) return &air_detector_apte;
+    if (!strcmp(n, "rq")) return &air_detector_rq;
+    return &air_detector_pi;
+}
+
+air_engine *air_engine_create(air_options *o)
+{
+    air_engine *e = aligned_alloc(64, (sizeof *e + 63) & ~(size_t)63);
+    if (!e) exit(1);
+    memset(e, 0, sizeof *e);
+    e->opt = o;
+    e->model = o->model_def;
+    e->seq = strcmp(o->mode, "seq") == 0;
+    e->adaptive = !strcmp(o->mode, "adm") || !strcmp(o->mode, "ladm");
+    air_sim_info *in = &e->info;
+    in->num_pes = (uint32_t)o->pes;
+    in->lps_per_pe = o->lps_per_pe;
+    in->num_lps = o->pes * o->lps_per_pe;
+    in->end_time = o->end_time;
+    in->seed = o->seed;
+    in->events_per_lp = o->events_per_lp;
+    in->remote = o->remote;
+    in->mean = o->mean;
+    in->lookahead = o->lookahead;
+    in->epg = o->epg;
+    char err[256] = "";
+    if (e->model->configure && e->model->configure(in, err, sizeof err)) {
+        fprintf(stderr, "airpdes: %s\n", err[0] ? err : "bad model configuration");
+        exit(2);
+    }
+    e->min_delay = e->model->min_delay ? e->model->min_delay(in) : 0.0;
+    e->rec_size = air_lp_record_size(e->model->state_size);
+    air_pool_shared_init(&e->pool, sizeof(air_event) + e->rec_size);
+
+    if (!strcmp(o->mode, "fm")) e->mapping = &air_mapping_fm;
+    else if (!strcmp(o->mode, "ladm")) e->mapping = &air_mapping_ladm;
+    else e->mapping = &air_mapping_dm;
+    e->detector = e->adaptive ? detector_named(o->detector) : NULL;
+    e->reactivation = !strcmp(o->reactivation, "pr") ? &air_reactivation_pr : &air_reactivation_rap;
+    e->sync = &air_sync_optimistic;
+    e->detect_period = o->gvt_interval / 4 ? o->gvt_interval / 4 : 1;
+    e->react_period = 10;
+
+    /* seq keeps all LPs in one PE structure (one queue); parallel modes one per PE. */
+    e->npes = e->seq ? 1 : in->num_pes;
+    uint32_t nstruct = e->seq ? in->num_pes : e->npes; /* seq still counts per model PE */
+    e->pes = aligned_alloc(64, nstruct * sizeof(air_pe));
+    if (!e->pes) exit(1);
+    memset(e->pes, 0, nstruct * sizeof(air_pe));
+    e->nthreads = (int)o->threads;
+    e->threads = aligned_alloc(64, (size_t)e->nthreads * sizeof(air_thread));
+    if (!e->threads) exit(1);
+    memset(e->threads, 0, (size_t)e->nthreads * sizeof(air_thread));
+
+    for (uint32_t p = 0; p < nstruct; p++) {
+        air_pe *pe = &e->pes[p];
+        pe->eng = e;
+        pe->id = p;
+        pe->primary = (int)p < e->nthreads ? (int32_t)p : -1;
+        pe->safe_bound = INFINITY;
+        atomic_store(&pe->holder, -1);
+        atomic_store(&pe->lvt_bits, air_d2u(0.0));
+        if (p >= e->npes) continue;
+        air_heap_init(&pe->pending);
+        air_pool_init(&pe->pool, &e->pool);
+        pe->first_lp = e->seq ? 0 : (uint64_t)p * in->lps_per_pe;
+        pe->nlps = e->seq ? in->num_lps : in->lps_per_pe;
+        pe->lps = xcalloc(pe->nlps, e->rec_size);
+        pe->in = xcalloc(e->npes, sizeof(air_spsc));
+        for (uint32_t s = 0; s < e->npes; s++) air_spsc_init(&pe->in[s]);
+    }
+    for (int i = 0; i < e->nthreads; i++) {
+        air_thread *t = &e->threads[i];
+        t->id = i;
+        t->eng = e;
+        t->cursor = (uint32_t)i;
+        t->rq_fd = -1;
+        atomic_store(&t->active, 1);
+        pthread_mutex_init(&t->mu, NULL);
+        pthread_cond_init(&t->cv, NULL);
+    }
+    atomic_store(&e->n_active, e->nthreads);
+
+    /* Initial LP states and events, in LP order (sends to other PEs wait in the queues). */
+    for (uint64_t lp = 0; lp < in->num_lps; lp++) {
+        air_pe *pe = &e->pes[e->seq ? 0 : lp / in->lps_per_pe];
+        air_lp_record *r = air_pe_lp(pe, lp);
+        r->rng = air_rng_seed(o->seed, lp);
+        air_ctx ctx = { .eng = e, .pe = pe, .lp = r, .ev = NULL, .now = 0.0, .self = lp };
+        e->model->init_lp(&ctx, r->state);
+    }
+    return e;
+}
+
+void air_engine_run(air_engine *e, air_timeline *tl, air_result *r)
+{
+    e->t0 = air_wall();
+    if (tl) air_timeline_start(tl, e, tl->record, tl->progress);
+    if (e->seq) {
+        air_seq_run(e);
+    } else {
+        for (int i = 1; i < e->nthreads; i++)
+            if (pthread_create(&e->threads[i].th, NULL, air_thread_main, &e->threads[i])) {
+                fprintf(stderr, "airpdes: cannot start thread %d\n", i);
+                exit(1);
+            }
+        air_thread_main(&e->threads[0]);
+        for (int i = 1; i < e->nthreads; i++) pthread_join(e->threads[i].th, NULL);
+        for (uint32_t p = 0; p < e->npes; p++) air_pe_fossil(&e->pes[p], INFINITY);
+    }
+    r->wall_s = air_wall() - e->t0;
+    if (tl) air_timeline_stop(tl);
+    r->committed = r->processed = r->rolled_back = r->rollbacks = 0;
+    for (uint32_t p = 0; p < e->npes; p++) {
+        air_pe *pe = &e->pes[p];
+        r->processed += pe->processed;
+        r->rolled_back += pe->rolled_back;
+        r->rollbacks += pe->rollbacks;
+        r->committed += e->seq ? pe->processed : atomic_load(&pe->committed);
+    }
+    r->gvt_rounds = atomic_load(&e->gvt_round);
+    r->final_gvt = air_gvt(e);
+    /* FNV-1a over every LP record (random stream, send sequence, model state) in LP order. */
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (uint64_t lp = 0; lp < e->info.num_lps; lp++) {
+        air_pe *pe = &e->pes[e->seq ? 0 : lp / e->info.lps_per_pe];
+        const unsigned char *b = (const unsigned char *)air_pe_lp(pe, lp);
+        for (size_t k = 0; k < e->rec_size; k++) h = (h ^ b[k]) * 0x100000001b3ULL;
+    }
+    r->checksum = h;
+}
+
+/* ---- report access for models ---- */
+struct air_report {
+    air_engine *e;
+};
+
+uint64_t air_report_num_lps(const air_report *r) { return r->e->info.num_lps; }
+const air_sim_info *air_report_info(const air_report *r) { return &r->e->info; }
+const void *air_report_state(const air_report *r, uint64_t lp)
+{
+    air_engine *e = r->e;
+    air_pe *pe = &e->pes[e->seq ? 0 : lp / e->info.lps_per_pe];
+    return air_pe_lp(pe, lp)->state;
+}
+
+static void times_array(air_json *j, const char *key, const double *v, uint64_t n)
+{
+    air_json_arr(j, key);
+    for (uint64_t i = 0; i < n && i < AIR_MAX_TIMES; i++) air_json_f64(j, NULL, v[i]);
+    air_json_end_arr(j);
+}
+
+void air_engine_write_json(air_engine *e, const air_result *r, FILE *f)
+{
+    air_json j;
+    char hex[24];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)r->checksum);
+    air_json_start(&j, f);
+    air_options_to_json(e->opt, &j);
+    air_json_f64(&j, "wall_s", r->wall_s);
+    air_json_u64(&j, "committed_events", r->committed);
+    air_json_u64(&j, "processed_events", r->processed);
+    air_json_u64(&j, "rolled_back_events", r->rolled_back);
+    air_json_u64(&j, "rollbacks", r->rollbacks);
+    air_json_f64(&j, "efficiency", r->processed ? (double)r->committed / (double)r->processed : 1.0);
+    air_json_f64(&j, "event_rate", r->wall_s > 0 ? (double)r->committed / r->wall_s : 0.0);
+    air_json_u64(&j, "gvt_rounds", r->gvt_rounds);
+    air_json_f64(&j, "final_gvt", r->final_gvt);
+    air_json_str(&j, "checksum", hex);
+    air_json_arr(&j, "threads");
+    for (int i = 0; i < e->nthreads; i++) {
+        air_thread *t = &e->threads[i];
+        air_json_obj(&j, NULL);
+        air_json_i64(&j, "id", i);
+        air_json_u64(&j, "events", t->events);
+        air_json_f64(&j, "busy_s", t->busy_s);
+        air_json_f64(&j, "inactive_s", t->inactive_s);
+        air_json_u64(&j, "deactivations", t->deactivations);
+        air_json_u64(&j, "reactivations", t->reactivations);
+        times_array(&j, "deactivation_times_s", t->deact_times, t->deactivations);
+        times_array(&j, "reactivation_times_s", t->react_times, t->reactivations);
+        air_json_end_obj(&j);
+    }
+    air_json_end_arr(&j);
+    air_json_arr(&j, "pes");
+    for (uint32_t p = 0; p < e->info.num_pes; p++) {
+        air_pe *pe = &e->pes[p];
+        air_json_obj(&j, NULL);
+        air_json_u64(&j, "id", p);
+        air_json_u64(&j, "committed_events", e->seq ? pe->seq_committed : atomic_load(&pe->committed));
+        air_json_u64(&j, "iterations", pe->iterations);
+        air_json_u64(&j, "non_primary_iterations", pe->non_primary_iterations);
+        air_json_end_obj(&j);
+    }
+    air_json_end_arr(&j);
+    air_json_obj(&j, "model");
+    air_json_str(&j, "name", e->model->name);
+    struct air_report rep = { e };
+    e->model->report(&rep, &j);
+    air_json_end_obj(&j);
+    air_json_finish(&j);
+}
+
+void air_engine_print_summary(air_engine *e, const air_result *r, FILE *f)
+{
+    air_options *o = e->opt;
+    fprintf(f, "airpdes: %s %s, %llu threads, %u PEs x %llu LPs, end time %g\n", o->model, o->mode,
+            (unsigned long long)o->threads, e->info.num_pes, (unsigned long long)o->lps_per_pe, o->end_time);
+    fprintf(f, "  committed %llu events in %.3f s = %.3f M ev/s\n", (unsigned long long)r->committed,
+            r->wall_s, r->wall_s > 0 ? (double)r->committed / r->wall_s / 1e6 : 0.0);
+    fprintf(f, "  processed %llu, rolled back %llu in %llu rollbacks, efficiency %.2f%%, %llu GVT rounds\n",
+            (unsigned long long)r->processed, (unsigned long long)r->rolled_back,
+            (unsigned long long)r->rollbacks,
+            r->processed ? 100.0 * (double)r->committed / (double)r->processed : 100.0,
+            (unsigned long long)r->gvt_rounds);
+    if (e->adaptive)
+        for (int i = 0; i < e->nthreads; i++)
+            fprintf(f, "  thread %d: %llu deactivations, %llu reactivations, inactive %.3f s\n", i,
+                    (unsigned long long)e->threads[i].deactivations,
+                    (unsigned long long)e->threads[i].reactivations, e->threads[i].inactive_s);
+    fprintf(f, "  checksum %016llx\n", (unsigned long long)r->checksum);
+}
+
+void air_engine_destroy(air_engine *e)
+{
+    for (uint32_t p = 0; p < e->npes; p++) {
+        air_pe *pe = &e->pes[p];
+        air_heap_destroy(&pe->pending);
+        for (uint32_t s = 0; s < e->npes; s++) air_spsc_destroy(&pe->in[s]);
+        free(pe->in);
+        free(pe->lps);
+    }
+    for (int i = 0; i < e->nthreads; i++) {
+        pthread_mutex_destroy(&e->threads[i].mu);
+        pthread_cond_destroy(&e->threads[i].cv);
+    }
+    air_pool_shared_destroy(&e->pool);
+    free(e->pes);
+    free(e->threads);
+    free(e);
+}

@@ -1,0 +1,182 @@
+/* The engine's shared objects: PEs, threads and the run itself. Modules: pe.c (one PE's
+ * work: drain inputs, roll back, handle a batch, fossil-collect), gvt.c (barrier and GVT
+ * round), thread_loop.c (a worker thread), mapping_*.c (which PE a thread runs next),
+ * detector_*.c and reactivation_*.c (adaptation), seq_run.c (the sequential reference),
+ * timeline.c, report.c (JSON and summary), engine.c (set-up, run, tear-down). */
+#ifndef AIR_ENGINE_H
+#define AIR_ENGINE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include "event.h"
+#include "event_pool.h"
+#include "lp_record.h"
+#include "model.h"
+#include "options.h"
+#include "pending_heap.h"
+#include "spsc_queue.h"
+
+typedef struct air_engine air_engine;
+typedef struct air_thread air_thread;
+
+typedef struct air_pe {
+    /* touched only by the thread holding the PE (or the GVT leader at a barrier) */
+    air_heap pending;
+    air_event *proc_head, *proc_tail; /* processed, oldest .. newest (key order) */
+    air_pool pool;
+    air_spsc *in;                     /* in[src_pe]: one queue per sending PE */
+    unsigned char *lps;               /* LP records of this PE's LPs */
+    uint64_t first_lp, nlps;
+    double safe_bound;                /* handle only ts < safe_bound (sync hook) */
+    uint64_t fossil_round;            /* GVT round of the last fossil collection */
+    uint32_t id;
+    int32_t primary;                  /* thread whose primary PE this is, -1: none */
+    uint64_t processed, rolled_back, rollbacks, iterations, non_primary_iterations;
+    uint64_t seq_committed;           /* seq mode: events handled for this PE's LPs */
+    air_engine *eng;
+    /* shared */
+    _Atomic uint64_t committed;
+    _Atomic uint64_t lvt_bits;        /* next pending timestamp (double bits), for LADM */
+    _Atomic int holder;               /* thread id holding the PE, -1 when free */
+} __attribute__((aligned(64))) air_pe;
+
+#define AIR_MAX_TIMES 4096
+
+struct air_thread {
+    int id;
+    pthread_t th;
+    air_engine *eng;
+    uint64_t iter;
+    /* mapping state */
+    uint32_t cursor;
+    int32_t help_pe;
+    uint64_t help_left;
+    int ran_primary;
+    /* adaptation: decided by the GVT leader, requested by the thread */
+    _Atomic int active;
+    _Atomic int want_deactivate;
+    _Atomic int want_reactivate;
+    _Atomic int probe;
+    _Atomic uint64_t join_gen;    /* barrier generation during which it was reactivated */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    /* detector state */
+    double period_busy;
+    uint64_t period_events;
+    _Atomic uint64_t apte_bits;   /* last period's time per event (double bits), 0: none */
+    int rq_fd;
+    uint64_t rq_wait0;
+    double rq_t0;
+    /* statistics */
+    uint64_t events;
+    double busy_s, inactive_s;
+    uint64_t deactivations, reactivations;
+    double deact_times[AIR_MAX_TIMES], react_times[AIR_MAX_TIMES];
+} __attribute__((aligned(64)));
+
+typedef struct air_mapping {
+    const char *name;
+    air_pe *(*acquire)(air_engine *e, air_thread *t); /* NULL: nothing to run now */
+    void (*release)(air_engine *e, air_thread *t, air_pe *pe);
+} air_mapping;
+
+typedef struct air_detector {
+    const char *name;
+    int (*thread_start)(air_engine *e, air_thread *t); /* may be NULL */
+    void (*check)(air_engine *e, air_thread *t);       /* sets t->want_deactivate */
+} air_detector;
+
+typedef struct air_reactivation {
+    const char *name;
+    void (*on_round)(air_engine *e); /* GVT leader, every round, all threads stopped */
+} air_reactivation;
+
+typedef struct air_sync {
+    const char *name;
+    void (*on_round)(air_engine *e, double gvt); /* sets each PE's safe_bound */
+} air_sync;
+
+struct air_engine {
+    air_options *opt;
+    const air_model *model;
+    air_sim_info info;
+    double min_delay;
+    int seq;                   /* sequential reference run */
+    int adaptive;              /* adm / ladm */
+    air_pe *pes;
+    uint32_t npes;
+    air_thread *threads;
+    int nthreads;
+    size_t rec_size;
+    air_pool_shared pool;
+    const air_mapping *mapping;
+    const air_detector *detector;
+    const air_reactivation *reactivation;
+    const air_sync *sync;
+    uint64_t detect_period;    /* iterations between detector checks */
+    uint64_t react_period;     /* GVT rounds between reactivation attempts */
+    double t0;                 /* wall clock at the start of the simulation */
+    /* barrier and GVT */
+    _Atomic int n_active;
+    _Atomic int bar_arrived;
+    _Atomic uint64_t bar_gen;
+    _Atomic uint64_t gvt_bits;
+    _Atomic uint64_t gvt_round;
+    _Atomic int done;
+    uint32_t react_cursor;
+    /* seq progress for the sampler */
+    _Atomic uint64_t seq_now_bits;
+    _Atomic uint64_t seq_committed;
+};
+
+/* helpers */
+double air_wall(void); /* monotonic seconds */
+
+static inline uint64_t air_d2u(double d) { union { double d; uint64_t u; } x = { .d = d }; return x.u; }
+static inline double air_u2d(uint64_t u) { union { uint64_t u; double d; } x = { .u = u }; return x.d; }
+
+static inline air_lp_record *air_pe_lp(air_pe *pe, uint64_t lp)
+{
+    return (air_lp_record *)(pe->lps + (lp - pe->first_lp) * pe->eng->rec_size);
+}
+
+static inline double air_gvt(air_engine *e) { return air_u2d(atomic_load_explicit(&e->gvt_bits, memory_order_acquire)); }
+
+/* pe.c */
+void air_pe_iteration(air_engine *e, air_thread *t, air_pe *pe);
+uint64_t air_pe_drain(air_pe *pe);
+void air_pe_fossil(air_pe *pe, double gvt);
+struct air_ctx {
+    air_engine *eng;
+    air_pe *pe;
+    air_lp_record *lp;
+    air_event *ev;   /* the event being handled (NULL in init_lp) */
+    double now;
+    uint64_t self;
+};
+
+/* gvt.c */
+void air_gvt_barrier(air_engine *e, air_thread *t);
+void air_gvt_round(air_engine *e);
+
+/* thread_loop.c */
+void *air_thread_main(void *arg);
+
+/* adaptation.c: membership changes, only by the GVT leader */
+void air_adapt_round(air_engine *e);
+void air_adapt_activate(air_engine *e, air_thread *t);
+void air_adapt_inactive_wait(air_engine *e, air_thread *t);
+void air_adapt_wake_all(air_engine *e);
+double air_probe_yield_us(void);
+
+/* seq_run.c */
+void air_seq_run(air_engine *e);
+
+/* strategy tables */
+extern const air_mapping air_mapping_fm, air_mapping_dm, air_mapping_ladm;
+extern const air_detector air_detector_apte, air_detector_pi, air_detector_rq;
+extern const air_reactivation air_reactivation_pr, air_reactivation_rap;
+extern const air_sync air_sync_optimistic;
+
+#endif

@@ -1,0 +1,39 @@
+/* An event buffer. Events are ordered by the key (ts, src_lp, send_seq), a total order,
+ * so every mode handles an LP's events in the same order. Each buffer is followed by room
+ * for one saved LP record (copy state saving), see lp_record.h. */
+#ifndef AIR_EVENT_H
+#define AIR_EVENT_H
+
+#include <stdint.h>
+#include "model.h"
+
+enum { EV_FREE = 0, EV_PENDING, EV_PROCESSED, EV_INFLIGHT };
+
+typedef struct air_event {
+    double ts;
+    uint64_t src_lp;
+    uint64_t send_seq;
+    uint64_t dst_lp;
+    int32_t heap_idx;           /* position in the pending heap, -1 when not there */
+    uint8_t where;              /* EV_* */
+    struct air_event *prev;     /* processed list (older) */
+    struct air_event *next;     /* processed list (newer), free list */
+    struct air_event *children; /* events sent while handling this one (for cancellation) */
+    struct air_event *sibling;  /* next child of the same parent */
+    unsigned char payload[AIR_PAYLOAD_MAX];
+    /* saved LP record follows, aligned to 8 */
+} air_event;
+
+static inline int air_ev_before(const air_event *a, const air_event *b)
+{
+    if (a->ts != b->ts) return a->ts < b->ts;
+    if (a->src_lp != b->src_lp) return a->src_lp < b->src_lp;
+    return a->send_seq < b->send_seq;
+}
+
+static inline void *air_ev_saved(air_event *e)
+{
+    return (void *)(e + 1);
+}
+
+#endif

@@ -1,0 +1,55 @@
+/* Event buffers. Each PE has a LIFO free list (the most recently freed buffer is reused
+ * first: it is still in cache). Events migrate between PEs (allocated by the sender,
+ * freed by the receiver), so a list that grows past a limit hands a chain of buffers to
+ * a shared pool, and an empty list takes a chain from it before allocating new memory.
+ * Memory therefore stays bounded by the number of live events. */
+#ifndef AIR_EVENT_POOL_H
+#define AIR_EVENT_POOL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "event.h"
+
+#define AIR_POOL_CHAIN 256
+
+typedef struct air_pool_shared {
+    pthread_mutex_t mu;
+    air_event **chains;  /* each a list of AIR_POOL_CHAIN buffers linked by next */
+    size_t nchains, cap;
+    void **slabs;        /* every allocation, freed at the end */
+    size_t nslabs, slabcap;
+    size_t event_size;
+    uint64_t allocated;  /* buffers ever allocated */
+} air_pool_shared;
+
+typedef struct air_pool {
+    air_event *free;
+    size_t nfree;
+    air_pool_shared *shared;
+} air_pool;
+
+int air_pool_shared_init(air_pool_shared *s, size_t event_size);
+void air_pool_shared_destroy(air_pool_shared *s);
+void air_pool_init(air_pool *p, air_pool_shared *s);
+air_event *air_pool_refill(air_pool *p);   /* slow path of air_pool_get */
+void air_pool_spill(air_pool *p);          /* slow path of air_pool_put */
+
+static inline air_event *air_pool_get(air_pool *p)
+{
+    air_event *e = p->free;
+    if (!e) return air_pool_refill(p);
+    p->free = e->next;
+    p->nfree--;
+    return e;
+}
+
+static inline void air_pool_put(air_pool *p, air_event *e)
+{
+    e->where = EV_FREE;
+    e->next = p->free;
+    p->free = e;
+    if (++p->nfree > 4 * AIR_POOL_CHAIN) air_pool_spill(p);
+}
+
+#endif

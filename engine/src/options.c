@@ -1,0 +1,353 @@
+/* airpdes options: one table gives each option's name, type, default, help line and
+ * limits; parsing, validation, --help and the JSON `config` object all read it. */
+#include "options.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "json_out.h"
+#include "../models/models.h"
+
+typedef enum { K_UINT, K_DOUBLE, K_CHOICE, K_PATH, K_FLAG } kind_t;
+
+typedef struct optdef {
+    const char *name, *metavar, *def, *help;
+    kind_t kind;
+    size_t off;
+    const char *choices; /* K_CHOICE: "a|b|c" */
+    double min, max;     /* numeric limits, inclusive */
+} optdef;
+
+#define O(f) offsetof(air_options, f)
+#define BIG 1e300
+
+/* Default for --pi-threshold-us, measured on the 2-core development VM (Debian 12, kernel
+ * CFS): a sched_yield() with no competitor on the CPU took 0.3-2 us (median ~0.6 us, rare
+ * outliers ~60 us from kernel threads); with a CPU-bound competitor (airload cpu or a busy
+ * loop) sharing the core it took 1-12 ms (median ~3 ms, the CFS slice). 200 us sits between
+ * the two regimes with a factor of >=5 margin on each side. Re-measure elsewhere with
+ * engine/bench/yield_probe.sh. */
+#define PI_THRESHOLD_US_DEFAULT "200"
+
+static const optdef table[] = {
+    { "model", "NAME", "phold", "simulation model (see the model list below)", K_CHOICE, O(model), NULL, 0, 0 },
+    { "mode", "MODE", "seq", "seq | fm | dm | adm | ladm (how threads map to PEs)", K_CHOICE, O(mode), "seq|fm|dm|adm|ladm", 0, 0 },
+    { "sync", "SYNC", "optimistic", "optimistic (Time Warp) | conservative", K_CHOICE, O(sync), "optimistic|conservative", 0, 0 },
+    { "threads", "N", "1", "worker threads (seq: 1; fm: = --pes; dm/adm/ladm: <= --pes)", K_UINT, O(threads), NULL, 1, 1024 },
+    { "pes", "N", NULL, "processing elements (groups of LPs) [= threads]", K_UINT, O(pes), NULL, 1, 65536 },
+    { "lps-per-pe", "N", "1000", "LPs in each PE", K_UINT, O(lps_per_pe), NULL, 1, 1e9 },
+    { "events-per-lp", "N", "1", "initial events per LP (PHOLD population)", K_UINT, O(events_per_lp), NULL, 0, 1e6 },
+    { "remote", "F", "0.1", "probability an event goes to an LP on another PE, in [0, 1]", K_DOUBLE, O(remote), NULL, 0, 1 },
+    { "mean", "F", "1.0", "mean of the exponential timestamp increment", K_DOUBLE, O(mean), NULL, 0, BIG },
+    { "lookahead", "F", "0.1", "constant added to every increment (the model's lookahead)", K_DOUBLE, O(lookahead), NULL, 0, BIG },
+    { "epg", "N", "0", "iterations of real computation per event (event granularity)", K_UINT, O(epg), NULL, 0, 1e12 },
+    { "end-time", "F", "10000", "simulated end time; events at or after it are not handled", K_DOUBLE, O(end_time), NULL, 0, BIG },
+    { "batch", "N", "24", "events a thread handles per loop iteration on a PE", K_UINT, O(batch), NULL, 1, 1e9 },
+    { "gvt-interval", "N", "128", "loop iterations between GVT rounds (detection every N/4)", K_UINT, O(gvt_interval), NULL, 1, 1e9 },
+    { "detector", "NAME", "pi", "adm/ladm interference detector: apte | pi | rq", K_CHOICE, O(detector), "apte|pi|rq", 0, 0 },
+    { "reactivation", "NAME", "rap", "adm/ladm reactivation policy: pr | rap", K_CHOICE, O(reactivation), "pr|rap", 0, 0 },
+    { "apte-threshold", "F", "5.4", "apte: deactivate the slowest thread when max/min time per event exceeds F", K_DOUBLE, O(apte_threshold), NULL, 1, BIG },
+    { "pi-threshold-us", "F", PI_THRESHOLD_US_DEFAULT, "pi and rap: a sched_yield() slower than F microseconds means a competitor", K_DOUBLE, O(pi_threshold_us), NULL, 0, BIG },
+    { "rq-threshold", "F", "0.3", "rq: deactivate when the share of time spent waiting for a CPU exceeds F", K_DOUBLE, O(rq_threshold), NULL, 0, 1 },
+    { "n-batch", "N", "10", "ladm: iterations a thread spends on an orphan PE before returning", K_UINT, O(n_batch), NULL, 1, 1e9 },
+    { "seed", "N", "1", "random seed (each LP's stream derives from it)", K_UINT, O(seed), NULL, 0, 1.8e19 },
+    { "pin", NULL, NULL, "bind thread i to CPU i mod ncpus", K_FLAG, O(pin), NULL, 0, 0 },
+    { "json", "FILE", NULL, "write the run's results as JSON to FILE (atomically)", K_PATH, O(json), NULL, 0, 0 },
+    { "timeline", "FILE", NULL, "write a CSV t_s,gvt,committed_events,active_threads to FILE", K_PATH, O(timeline), NULL, 0, 0 },
+    { "timeline-period-ms", "N", "10", "timeline sampling period in wall-clock milliseconds", K_UINT, O(timeline_period_ms), NULL, 1, 1e7 },
+    { "quiet", NULL, NULL, "no summary on stdout, no progress line", K_FLAG, O(quiet), NULL, 0, 0 },
+};
+#define NOPT (sizeof table / sizeof table[0])
+
+static int fail(const char *fmt, const char *a, const char *b)
+{
+    fprintf(stderr, "airpdes: ");
+    fprintf(stderr, fmt, a, b);
+    fprintf(stderr, " (see airpdes --help)\n");
+    return 2;
+}
+
+static int in_choices(const char *choices, const char *v)
+{
+    size_t n = strlen(v);
+    const char *p = choices;
+    while (p) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == n && strncmp(p, v, n) == 0) return 1;
+        p = bar ? bar + 1 : NULL;
+    }
+    return 0;
+}
+
+static int set_value(air_options *o, const optdef *d, const char *v)
+{
+    char *base = (char *)o + d->off;
+    char *end;
+    char range[96];
+    switch (d->kind) {
+    case K_UINT: {
+        if (!*v || strspn(v, "0123456789") != strlen(v))
+            return fail("--%s needs a whole number >= 0, got '%s'", d->name, v);
+        errno = 0;
+        unsigned long long x = strtoull(v, &end, 10);
+        if (errno || (double)x < d->min || (double)x > d->max) {
+            snprintf(range, sizeof range, "--%s must be in [%.0f, %.0f], got '%%s'", d->name, d->min, d->max);
+            return fail(range, v, NULL);
+        }
+        *(uint64_t *)base = x;
+        return 0;
+    }
+    case K_DOUBLE: {
+        errno = 0;
+        double x = strtod(v, &end);
+        if (!*v || *end || errno || !isfinite(x))
+            return fail("--%s needs a number, got '%s'", d->name, v);
+        if (x < d->min || x > d->max) {
+            if (d->max >= BIG) snprintf(range, sizeof range, "--%s must be >= %g, got '%%s'", d->name, d->min);
+            else snprintf(range, sizeof range, "--%s must be in [%g, %g], got '%%s'", d->name, d->min, d->max);
+            return fail(range, v, NULL);
+        }
+        *(double *)base = x;
+        return 0;
+    }
+    case K_CHOICE:
+        if (d->choices && !in_choices(d->choices, v))
+            return fail("--%s must be one of %s", d->name, d->choices);
+        *(const char **)base = v;
+        return 0;
+    case K_PATH:
+        if (!*v) return fail("--%s needs a file name%s", d->name, "");
+        *(const char **)base = v;
+        return 0;
+    case K_FLAG:
+        *(int *)base = 1;
+        return 0;
+    }
+    return 2;
+}
+
+static const optdef *lookup(const char *name, size_t len)
+{
+    for (size_t i = 0; i < NOPT; i++)
+        if (strlen(table[i].name) == len && strncmp(table[i].name, name, len) == 0) return &table[i];
+    return NULL;
+}
+
+static int model_option_index(const air_model *m, const char *name, size_t len)
+{
+    for (int i = 0; m && m->options && m->options[i].name; i++)
+        if (strlen(m->options[i].name) == len && strncmp(m->options[i].name, name, len) == 0) return i;
+    return -1;
+}
+
+/* Creating (then removing) FILE.tmp.PID proves the output can be written before the run
+ * spends any time; the real output goes to the same temporary name and is renamed. */
+static int check_writable(const char *opt, const char *path)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wx");
+    if (!f) {
+        fprintf(stderr, "airpdes: cannot write --%s %s: %s\n", opt, path, strerror(errno));
+        return 2;
+    }
+    fclose(f);
+    unlink(tmp);
+    if (access(path, F_OK) == 0 && access(path, W_OK) != 0) {
+        fprintf(stderr, "airpdes: cannot write --%s %s: %s\n", opt, path, strerror(errno));
+        return 2;
+    }
+    return 0;
+}
+
+static int validate(air_options *o, int pes_given)
+{
+    const char *m = o->mode;
+    if (!pes_given) o->pes = o->threads;
+    if (strcmp(m, "seq") == 0 && o->threads != 1) {
+        fprintf(stderr, "airpdes: --mode seq runs one thread; use --threads 1 (and --pes N for the model's shape)\n");
+        return 2;
+    }
+    if (strcmp(m, "fm") == 0 && o->threads != o->pes) {
+        fprintf(stderr, "airpdes: --mode fm runs PE i on thread i, so --threads (%llu) must equal --pes (%llu)\n",
+                (unsigned long long)o->threads, (unsigned long long)o->pes);
+        return 2;
+    }
+    if ((!strcmp(m, "dm") || !strcmp(m, "adm") || !strcmp(m, "ladm")) && o->threads > o->pes) {
+        fprintf(stderr, "airpdes: --mode %s needs --threads (%llu) <= --pes (%llu)\n", m,
+                (unsigned long long)o->threads, (unsigned long long)o->pes);
+        return 2;
+    }
+    if (!(o->end_time > 0)) {
+        fprintf(stderr, "airpdes: --end-time must be > 0, got %g\n", o->end_time);
+        return 2;
+    }
+    if (!(o->mean + o->lookahead > 0)) {
+        fprintf(stderr, "airpdes: --mean and --lookahead cannot both be 0 (events would not advance time)\n");
+        return 2;
+    }
+    if ((double)o->pes * (double)o->lps_per_pe > 4e9) {
+        fprintf(stderr, "airpdes: too many LPs (--pes x --lps-per-pe > 4e9)\n");
+        return 2;
+    }
+    if (strcmp(o->sync, "conservative") == 0) {
+        fprintf(stderr, "airpdes: --sync conservative is not built yet\n");
+        return 2;
+    }
+    if (strcmp(o->detector, "rq") == 0 && (!strcmp(m, "adm") || !strcmp(m, "ladm")) &&
+        access("/proc/thread-self/schedstat", R_OK) != 0) {
+        fprintf(stderr, "airpdes: --detector rq needs /proc/thread-self/schedstat, which this kernel does not provide (use pi or apte)\n");
+        return 2;
+    }
+    if (o->json && check_writable("json", o->json)) return 2;
+    if (o->timeline && check_writable("timeline", o->timeline)) return 2;
+    if (o->json && o->timeline && strcmp(o->json, o->timeline) == 0) {
+        fprintf(stderr, "airpdes: --json and --timeline name the same file\n");
+        return 2;
+    }
+    return 0;
+}
+
+int air_options_parse(air_options *o, int argc, char **argv)
+{
+    memset(o, 0, sizeof *o);
+    for (size_t i = 0; i < NOPT; i++)
+        if (table[i].def && set_value(o, &table[i], table[i].def)) return 2;
+    /* --model first: it decides which model options exist. */
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            air_options_help(stdout);
+            return 1;
+        }
+        if (strncmp(argv[i], "--model=", 8) == 0) o->model = argv[i] + 8;
+        else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc) o->model = argv[i + 1];
+    }
+    o->model_def = air_model_find(o->model);
+    if (!o->model_def) {
+        for (int i = 0; air_models_planned[i]; i++)
+            if (strcmp(air_models_planned[i], o->model) == 0) {
+                fprintf(stderr, "airpdes: --model %s is not built yet\n", o->model);
+                return 2;
+            }
+        fprintf(stderr, "airpdes: unknown model '%s'; known:", o->model);
+        for (int i = 0; air_models[i]; i++) fprintf(stderr, " %s", air_models[i]->name);
+        fprintf(stderr, "\n");
+        return 2;
+    }
+    const air_model *md = o->model_def;
+    char err[256];
+    for (int k = 0; md->options && md->options[k].name; k++) {
+        if (k >= AIR_MAX_MODEL_OPTIONS) break;
+        o->model_values[k] = md->options[k].default_value;
+        err[0] = 0;
+        if (md->set_option(md->options[k].name, md->options[k].default_value, err, sizeof err)) {
+            fprintf(stderr, "airpdes: bad default for --%s: %s\n", md->options[k].name, err);
+            return 2;
+        }
+    }
+    int pes_given = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strncmp(a, "--", 2) != 0) return fail("unexpected argument '%s'%s", a, "");
+        const char *name = a + 2;
+        const char *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        const optdef *d = lookup(name, len);
+        int mk = d ? -1 : model_option_index(md, name, len);
+        if (!d && mk < 0) return fail("unknown option '%s'%s", a, "");
+        const char *v = NULL;
+        if (d && d->kind == K_FLAG) {
+            if (eq) return fail("--%s takes no value%s", d->name, "");
+        } else if (eq) {
+            v = eq + 1;
+        } else {
+            if (i + 1 >= argc) return fail("%s needs a value%s", a, "");
+            v = argv[++i];
+        }
+        if (d) {
+            if (set_value(o, d, d->kind == K_FLAG ? "1" : v)) return 2;
+            if (d->off == O(pes)) pes_given = 1;
+        } else {
+            err[0] = 0;
+            if (md->set_option(md->options[mk].name, v, err, sizeof err)) {
+                fprintf(stderr, "airpdes: --%s: %s\n", md->options[mk].name, err[0] ? err : "bad value");
+                return 2;
+            }
+            o->model_values[mk] = v;
+        }
+    }
+    return validate(o, pes_given);
+}
+
+void air_options_help(FILE *f)
+{
+    fprintf(f,
+            "airpdes - an optimistic (Time Warp) parallel discrete event simulator with fixed,\n"
+            "dynamic and adaptive thread-to-PE mappings (FM, DM, ADM, LADM; the AIR paper).\n\n"
+            "usage: airpdes [--option VALUE]...   (also --option=VALUE)\n\n"
+            "Options [default]:\n");
+    for (size_t i = 0; i < NOPT; i++) {
+        const optdef *d = &table[i];
+        char lhs[64];
+        snprintf(lhs, sizeof lhs, "--%s%s%s", d->name, d->metavar ? " " : "", d->metavar ? d->metavar : "");
+        char def[48] = "";
+        if (d->def) snprintf(def, sizeof def, " [%s]", d->def);
+        else if (d->off == O(pes)) snprintf(def, sizeof def, " [= threads]");
+        fprintf(f, "  %-24s %s%s\n", lhs, d->help, def);
+    }
+    fprintf(f, "  %-24s %s\n", "--help", "this text");
+    fprintf(f, "\nModels:\n");
+    for (int i = 0; air_models[i]; i++) {
+        const air_model *m = air_models[i];
+        fprintf(f, "  %-10s %s\n", m->name, m->summary);
+        for (int k = 0; m->options && m->options[k].name; k++) {
+            char lhs[64];
+            snprintf(lhs, sizeof lhs, "--%s %s", m->options[k].name, m->options[k].metavar);
+            fprintf(f, "    %-22s %s [%s]\n", lhs, m->options[k].help, m->options[k].default_value);
+        }
+    }
+    for (int i = 0; air_models_planned[i]; i++) fprintf(f, "  %-10s (not built yet)\n", air_models_planned[i]);
+    fprintf(f,
+            "\nModes:\n"
+            "  seq   one thread, one event queue, no rollback: the reference result\n"
+            "  fm    fixed mapping: thread i runs PE i (--threads = --pes)\n"
+            "  dm    dynamic mapping: each iteration a thread takes the next free PE\n"
+            "  adm   dm + adaptation: --detector deactivates threads under interference,\n"
+            "        --reactivation brings them back; inactive threads sleep\n"
+            "  ladm  locality-aware adm: each thread keeps a primary PE and helps orphan PEs\n"
+            "        (of inactive threads) that are behind it for --n-batch iterations\n"
+            "\nDeterminism: the committed event count and the checksum are identical for every\n"
+            "mode, thread count, detector and load, given the model options and --seed.\n"
+            "\nExamples:\n"
+            "  # the sequential reference for a 2-PE PHOLD\n"
+            "  airpdes --mode seq --pes 2 --lps-per-pe 1000 --remote 0.4 --end-time 2000\n"
+            "  # the same model on 2 threads with LADM, PI detection, RAP reactivation\n"
+            "  airpdes --mode ladm --threads 2 --pes 2 --lps-per-pe 1000 --remote 0.4 \\\n"
+            "      --end-time 2000 --detector pi --reactivation rap --json out.json --timeline out.csv\n"
+            "\nExit status: 0 done, 2 bad input (one line on stderr, no output file written).\n");
+}
+
+void air_options_to_json(const air_options *o, air_json *j)
+{
+    air_json_obj(j, "config");
+    for (size_t i = 0; i < NOPT; i++) {
+        const optdef *d = &table[i];
+        const char *base = (const char *)o + d->off;
+        switch (d->kind) {
+        case K_UINT: air_json_u64(j, d->name, *(const uint64_t *)base); break;
+        case K_DOUBLE: air_json_f64(j, d->name, *(const double *)base); break;
+        case K_CHOICE:
+        case K_PATH: air_json_str(j, d->name, *(const char *const *)base); break;
+        case K_FLAG: air_json_bool(j, d->name, *(const int *)base); break;
+        }
+    }
+    const air_model *m = o->model_def;
+    for (int k = 0; m && m->options && m->options[k].name && k < AIR_MAX_MODEL_OPTIONS; k++)
+        air_json_auto(j, m->options[k].name, o->model_values[k]);
+    air_json_end_obj(j);
+}

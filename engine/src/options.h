@@ -1,0 +1,52 @@
+/* Command-line options of airpdes: one table (options.c) drives parsing, validation,
+ * --help and the JSON `config` object. */
+#ifndef AIR_OPTIONS_H
+#define AIR_OPTIONS_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "model.h"
+
+#define AIR_MAX_MODEL_OPTIONS 32
+
+typedef struct air_options {
+    const char *model;
+    const char *mode;
+    const char *sync;
+    uint64_t threads;
+    uint64_t pes;
+    uint64_t lps_per_pe;
+    uint64_t events_per_lp;
+    double remote;
+    double mean;
+    double lookahead;
+    uint64_t epg;
+    double end_time;
+    uint64_t batch;
+    uint64_t gvt_interval;
+    const char *detector;
+    const char *reactivation;
+    double apte_threshold;
+    double pi_threshold_us;
+    double rq_threshold;
+    uint64_t n_batch;
+    uint64_t seed;
+    int pin;
+    const char *json;
+    const char *timeline;
+    uint64_t timeline_period_ms;
+    int quiet;
+    /* the selected model and its options' resolved values */
+    const air_model *model_def;
+    const char *model_values[AIR_MAX_MODEL_OPTIONS];
+} air_options;
+
+/* Parses argv into o. Returns 0 to run, 1 when --help was printed, 2 after printing one
+ * error line to stderr (the caller exits 2). */
+int air_options_parse(air_options *o, int argc, char **argv);
+void air_options_help(FILE *f);
+
+struct air_json;
+void air_options_to_json(const air_options *o, struct air_json *j);
+
+#endif

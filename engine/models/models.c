@@ -3,13 +3,15 @@
 #include <string.h>
 
 extern const air_model air_model_phold;
+extern const air_model air_model_pcs;
 
 const air_model *const air_models[] = {
     &air_model_phold,
+    &air_model_pcs,
     NULL,
 };
 
-const char *const air_models_planned[] = { "pcs", NULL };
+const char *const air_models_planned[] = { NULL };
 
 const air_model *air_model_find(const char *name)
 {

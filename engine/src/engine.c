@@ -7,6 +7,7 @@
 #include "engine_api.h"
 #include "json_out.h"
 #include "rng.h"
+#include "sync_conservative.h"
 #include "timeline.h"
 
 static void *xcalloc(size_t n, size_t size)
@@ -60,7 +61,7 @@ air_engine *air_engine_create(air_options *o)
     else e->mapping = &air_mapping_dm;
     e->detector = e->adaptive ? detector_named(o->detector) : NULL;
     e->reactivation = !strcmp(o->reactivation, "pr") ? &air_reactivation_pr : &air_reactivation_rap;
-    e->sync = &air_sync_optimistic;
+    e->sync = strcmp(o->sync, "conservative") ? &air_sync_optimistic : &air_sync_conservative;
     e->detect_period = o->gvt_interval / 4 ? o->gvt_interval / 4 : 1;
     e->react_period = 10;
 
@@ -103,6 +104,10 @@ air_engine *air_engine_create(air_options *o)
         pthread_cond_init(&t->cv, NULL);
     }
     atomic_store(&e->n_active, e->nthreads);
+    if (e->sync->prepare && e->sync->prepare(e, err, sizeof err)) {
+        fprintf(stderr, "airpdes: %s\n", err);
+        exit(2);
+    }
 
     /* Initial LP states and events, in LP order (sends to other PEs wait in the queues). */
     for (uint64_t lp = 0; lp < in->num_lps; lp++) {

@@ -95,6 +95,8 @@ typedef struct air_reactivation {
 typedef struct air_sync {
     const char *name;
     void (*on_round)(air_engine *e, double gvt); /* sets each PE's safe_bound */
+    int (*prepare)(air_engine *e, char *err, size_t errlen); /* may be NULL; -1 refuses the run */
+    int (*window_over)(air_engine *e); /* may be NULL; 1: nothing runnable, join the barrier now */
 } air_sync;
 
 struct air_engine {

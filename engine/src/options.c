@@ -195,10 +195,6 @@ static int validate(air_options *o, int pes_given)
         fprintf(stderr, "airpdes: too many LPs (--pes x --lps-per-pe > 4e9)\n");
         return 2;
     }
-    if (strcmp(o->sync, "conservative") == 0) {
-        fprintf(stderr, "airpdes: --sync conservative is not built yet\n");
-        return 2;
-    }
     if (strcmp(o->detector, "rq") == 0 && (!strcmp(m, "adm") || !strcmp(m, "ladm")) &&
         access("/proc/thread-self/schedstat", R_OK) != 0) {
         fprintf(stderr, "airpdes: --detector rq needs /proc/thread-self/schedstat, which this kernel does not provide (use pi or apte)\n");

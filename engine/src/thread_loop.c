@@ -37,7 +37,7 @@ void *air_thread_main(void *arg)
         }
         t->iter++;
         if (e->detector && t->iter % e->detect_period == 0) e->detector->check(e, t);
-        if (t->iter % gi == 0) air_gvt_barrier(e, t);
+        if (t->iter % gi == 0 || (e->sync->window_over && e->sync->window_over(e))) air_gvt_barrier(e, t);
     }
     return NULL;
 }

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Benchmark for the PCS model and conservative synchronisation; prints Markdown tables.
+
+1. PCS: committed events/s and efficiency for seq and fm at 1 and 2 threads (the same
+   2,000-cell network in every row: PCS depends only on the cell count).
+2. PHOLD at remote 0.05 (2 PEs x 1000 LPs, fm, 2 threads): optimistic vs conservative,
+   without and with one CPU-bound competitor (a busy-loop process) — the paper's Fig. 3.
+
+Each figure is the median of --reps runs, with min and max. Timings on a shared machine
+are noisy: quote medians and say what else was running.
+
+Usage: engine/bench/bench_pcs_conservative.py [--airpdes engine/build/airpdes] [--reps 5]
+       [--pcs-end-time 5000] [--phold-end-time 5000]
+"""
+import argparse
+import contextlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def run(airpdes, args):
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "out.json")
+        subprocess.run([airpdes, *map(str, args), "--quiet", "--json", out], check=True, timeout=900)
+        with open(out) as f:
+            return json.load(f)
+
+
+@contextlib.contextmanager
+def cpu_load(on):
+    p = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if on else None
+    try:
+        yield
+    finally:
+        if p:
+            p.kill()
+            p.wait()
+
+
+def measure(airpdes, args, reps, load=False):
+    rates, effs, walls = [], [], []
+    with cpu_load(load):
+        for _ in range(reps):
+            j = run(airpdes, args)
+            rates.append(j["event_rate"])
+            effs.append(j["efficiency"])
+            walls.append(j["wall_s"])
+            print(f"  {' '.join(map(str, args))}{' +load' if load else ''}: "
+                  f"{j['event_rate'] / 1e6:.2f} M ev/s, eff {j['efficiency']:.3f}", file=sys.stderr, flush=True)
+    return rates, effs, walls
+
+
+def fmt(v, scale=1e6, digits=2):
+    return (f"{statistics.median(v) / scale:.{digits}f} "
+            f"({min(v) / scale:.{digits}f}-{max(v) / scale:.{digits}f})")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--airpdes", default=os.path.join(HERE, "..", "build", "airpdes"))
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--pcs-end-time", type=float, default=5000)
+    ap.add_argument("--phold-end-time", type=float, default=5000)
+    a = ap.parse_args()
+    if a.reps < 1 or not os.access(a.airpdes, os.X_OK):
+        sys.exit(f"bench: need --reps >= 1 and an executable airpdes (got {a.airpdes}); build the engine first")
+
+    pcs = ["--model", "pcs", "--end-time", a.pcs_end_time, "--seed", 1]
+    print(f"## PCS, 2,000 cells, 10 channels, end time {a.pcs_end_time:g}, median (min-max) of {a.reps}\n")
+    print("| run | committed M ev/s | efficiency |")
+    print("|---|---|---|")
+    for label, args in [("seq", ["--mode", "seq", "--pes", 2, "--lps-per-pe", 1000]),
+                        ("fm, 1 thread", ["--mode", "fm", "--threads", 1, "--lps-per-pe", 2000]),
+                        ("fm, 2 threads", ["--mode", "fm", "--threads", 2, "--lps-per-pe", 1000]),
+                        ("fm, 2 threads, conservative", ["--mode", "fm", "--threads", 2, "--lps-per-pe", 1000,
+                                                         "--sync", "conservative"])]:
+        r, e, _ = measure(a.airpdes, pcs + args, a.reps)
+        print(f"| {label} | {fmt(r)} | {fmt(e, 1, 3)} |", flush=True)
+
+    phold = ["--model", "phold", "--mode", "fm", "--threads", 2, "--pes", 2, "--lps-per-pe", 1000,
+             "--remote", 0.05, "--lookahead", 0.1, "--end-time", a.phold_end_time, "--seed", 1]
+    print(f"\n## PHOLD remote 0.05, fm, 2 threads, 2 x 1000 LPs, end time {a.phold_end_time:g}, "
+          f"median (min-max) of {a.reps}\n")
+    print("| sync | CPU load | committed M ev/s | efficiency | wall s |")
+    print("|---|---|---|---|---|")
+    for load in (False, True):
+        for sync in ("optimistic", "conservative"):
+            r, e, w = measure(a.airpdes, phold + ["--sync", sync], a.reps, load)
+            print(f"| {sync} | {'1 busy loop' if load else 'none'} | {fmt(r)} | {fmt(e, 1, 3)} | "
+                  f"{fmt(w, 1, 2)} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,4 +1,5 @@
-/* Performance-indicator detection (the paper's PI): the thread times a sched_yield().
+/* Performance-indicator detection (the paper's PI): the thread times sched_yield()
+ * (a short burst of them, see air_probe_yield_us).
  * With no other runnable task on its CPU the call returns in about a microsecond; when a
  * competitor shares the CPU, the scheduler runs it and the call takes milliseconds (a
  * scheduling slice). Above --pi-threshold-us the thread asks to be deactivated. */

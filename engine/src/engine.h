@@ -127,6 +127,7 @@ struct air_engine {
     _Atomic uint64_t gvt_round;
     _Atomic int done;
     uint32_t react_cursor;
+    double rap_last_probe;     /* wall time of the last RAP probe */
     /* seq progress for the sampler */
     _Atomic uint64_t seq_now_bits;
     _Atomic uint64_t seq_committed;

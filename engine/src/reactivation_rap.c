@@ -1,7 +1,11 @@
-/* Reactivation after probing: every react_period GVT rounds one inactive thread is woken
- * to time a sched_yield(); it asks to come back only if the probe was fast (below
+/* Reactivation after probing: every react_period GVT rounds (but at most every
+ * RAP_MIN_INTERVAL_S of wall time, so that fast rounds do not turn probing into a CPU
+ * load of its own) one inactive thread is woken to time sched_yield() calls
+ * (air_probe_yield_us); it asks to come back only if the probe was fast (below
  * --pi-threshold-us), and the leader reactivates it at the next round. */
 #include "engine.h"
+
+#define RAP_MIN_INTERVAL_S 0.02
 
 static void rap_round(air_engine *e)
 {
@@ -11,6 +15,9 @@ static void rap_round(air_engine *e)
     }
     uint64_t r = atomic_load(&e->gvt_round);
     if (r % e->react_period) return;
+    double now = air_wall();
+    if (now - e->rap_last_probe < RAP_MIN_INTERVAL_S) return;
+    e->rap_last_probe = now;
     for (int k = 0; k < e->nthreads; k++) {
         air_thread *t = &e->threads[(e->react_cursor + (uint32_t)k) % (uint32_t)e->nthreads];
         if (!atomic_load(&t->active)) {

@@ -13,8 +13,10 @@ build:
 reproduce: setup
 	$(VENV)/snakemake --cores all reproduce_figures
 
+# -k: run the pytest suite even when a CTest test failed, so one run shows every failure;
+# make still exits non-zero if either part failed.
 test: setup
-	$(MAKE) --no-print-directory test-engine test-python
+	$(MAKE) -k --no-print-directory test-engine test-python
 
 test-engine:
 	cd engine/build && ctest --output-on-failure --timeout 600

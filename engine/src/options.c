@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "json_out.h"
@@ -158,6 +159,11 @@ static int check_writable(const char *opt, const char *path)
     }
     fclose(f);
     unlink(tmp);
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "airpdes: cannot write --%s %s: it is a directory\n", opt, path);
+        return 2;
+    }
     if (access(path, F_OK) == 0 && access(path, W_OK) != 0) {
         fprintf(stderr, "airpdes: cannot write --%s %s: %s\n", opt, path, strerror(errno));
         return 2;

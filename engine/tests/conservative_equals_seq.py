@@ -1,7 +1,7 @@
 """Conservative synchronisation: results equal seq for PHOLD and PCS in every mapping mode,
 no event is ever rolled back (processed == committed), also under a competing CPU-bound
 process; a model with zero lookahead is refused (exit 2, one line, no output file)."""
-from pcs_conservative_helpers import (assert_no_rollback, assert_same, check, cpu_competitor,
+from airpdes_harness import (assert_no_rollback, assert_same, check, cpu_competitor,
                                       finish, run)
 
 PHOLD = ["--model", "phold", "--lps-per-pe", "100", "--end-time", "300", "--seed", "5",

@@ -2,7 +2,7 @@
 and in every parallel mode and thread count, with and without a competing CPU-bound
 process. PCS depends only on the total cell count (not on how cells are split into PEs),
 so runs with different PE counts but the same 256 cells must also agree."""
-from pcs_conservative_helpers import assert_same, cpu_competitor, finish, run
+from airpdes_harness import assert_same, cpu_competitor, finish, run
 
 CELLS = 256
 COMMON = ["--model", "pcs", "--end-time", "1500", "--seed", "7", "--gvt-interval", "32"]

@@ -3,7 +3,7 @@ with the call arrival rate and falls with more channels; every cell's busy chann
 within [0, channels] at every committed state (the state keeps the lowest free count its
 committed path reached, reported as min_free_channels / max_busy_channels); the outcome
 figures are consistent with each other; bad PCS options are refused with exit 2."""
-from pcs_conservative_helpers import check, finish, run
+from airpdes_harness import check, finish, run
 
 BASE = ["--model", "pcs", "--mode", "seq", "--pes", "1", "--lps-per-pe", "144",
         "--end-time", "1500", "--seed", "3"]

@@ -1,0 +1,140 @@
+"""Shared by the engine's Python test drivers: run airpdes, read its JSON, compare runs with the
+sequential reference, and start real competing processes (CPU-bound, on-off)."""
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+AIRPDES = sys.argv[1] if len(sys.argv) > 1 else "engine/build/airpdes"
+RUN_TIMEOUT_S = 30
+failures = []
+
+
+def run(*args, expect_rc=0, timeline=False):
+    """Run airpdes with args (strings) plus --json; return (parsed JSON or None, stderr).
+    With timeline=True the JSON also carries the parsed --timeline rows under "_timeline"."""
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "out.json")
+        argv = [AIRPDES, *map(str, args), "--quiet", "--json", out]
+        if timeline:
+            argv += ["--timeline", os.path.join(d, "timeline.csv")]
+        try:
+            p = subprocess.run(argv, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            fail(f"{' '.join(argv[1:])}: did not finish in {RUN_TIMEOUT_S} s (hang?)")
+            return None, ""
+        if p.returncode != expect_rc:
+            fail(f"{' '.join(argv[1:])}: exit {p.returncode}, wanted {expect_rc}; stderr: {p.stderr.strip()}")
+            return None, p.stderr
+        if expect_rc != 0:
+            if os.listdir(d):
+                fail(f"{' '.join(argv[1:])}: failed run left files behind: {os.listdir(d)}")
+            return None, p.stderr
+        with open(out) as f:
+            j = json.load(f)
+        if timeline:
+            j["_timeline"] = read_timeline(os.path.join(d, "timeline.csv"))
+        return j, p.stderr
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL:", msg, flush=True)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+    return cond
+
+
+def outcome(j):
+    """What the determinism contract fixes: committed events, checksum, model figures."""
+    return (j["committed_events"], j["checksum"], json.dumps(j["model"], sort_keys=True))
+
+
+def assert_same(ref, j, label):
+    if ref is None or j is None:
+        return
+    if check(outcome(ref) == outcome(j), f"{label}: result differs from seq: "
+             f"{outcome(j)[:2]} vs {outcome(ref)[:2]}"):
+        print(f"ok   {label}: {j['committed_events']} committed, {j['rollbacks']} rollbacks, checksum {j['checksum']}", flush=True)
+
+
+def assert_no_rollback(j, label):
+    if j is None:
+        return
+    check(j["rollbacks"] == 0 and j["rolled_back_events"] == 0,
+          f"{label}: conservative run rolled back ({j['rollbacks']} rollbacks)")
+    check(j["processed_events"] == j["committed_events"],
+          f"{label}: processed {j['processed_events']} != committed {j['committed_events']}")
+
+
+# A competitor is a real process: engine/build/airload when the loads are built, otherwise a
+# Python busy loop, so the engine tests do not depend on the loads being there.
+AIRLOAD = os.path.join(os.path.dirname(os.path.abspath(AIRPDES)), "airload")
+BUSY_LOOP = "while True: pass"
+# Busy for on_s, idle for off_s, forever: the paper's on-off (CTP) competitor.
+ON_OFF_LOOP = """
+import sys, time
+on_s, off_s = float(sys.argv[1]), float(sys.argv[2])
+while True:
+    end = time.monotonic() + on_s
+    while time.monotonic() < end: pass
+    time.sleep(off_s)
+"""
+
+
+@contextlib.contextmanager
+def competitor(argv):
+    """Run argv as a competing process during the block; kill it and check it is gone."""
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+    try:
+        yield p
+    finally:
+        p.kill()
+        p.wait()
+        check(not os.path.exists(f"/proc/{p.pid}") or _is_zombie_or_reused(p.pid),
+              f"competitor {p.pid} survived")
+
+
+def _is_zombie_or_reused(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[1][0] == "Z"
+    except OSError:
+        return True
+
+
+def cpu_competitor():
+    """One real CPU-bound process competing for the cores during the block."""
+    if os.access(AIRLOAD, os.X_OK):
+        return competitor([AIRLOAD, "cpu"])
+    return competitor([sys.executable, "-c", BUSY_LOOP])
+
+
+def on_off_competitor(on_s=0.05, off_s=0.05):
+    """A competitor that is busy for on_s and idle for off_s, repeatedly: it comes and goes
+    many times during a run."""
+    return competitor([sys.executable, "-c", ON_OFF_LOOP, str(on_s), str(off_s)])
+
+
+def read_timeline(path):
+    """The --timeline CSV as a list of (t_s, gvt, committed_events, active_threads)."""
+    with open(path) as f:
+        header = f.readline().strip()
+        check(header == "t_s,gvt,committed_events,active_threads", f"timeline header {header!r}")
+        rows = []
+        for line in f:
+            t, g, c, a = line.strip().split(",")
+            rows.append((float(t), float(g), int(c), int(a)))
+        return rows
+
+
+def finish():
+    if failures:
+        print(f"{len(failures)} failure(s)")
+        sys.exit(1)
+    print("all passed")

@@ -1,0 +1,73 @@
+"""The determinism contract (DESIGN.md), the backbone of the lab: for a model, its options
+and a seed, every parallel mode (fm, dm, adm, ladm), thread count, detector, reactivation
+policy and synchronisation commits exactly the sequential run's result (committed event
+count and checksum over the final LP states), with nothing competing, with a CPU-bound
+competitor for the whole run, and with an on-off competitor that comes and goes.
+
+Small PHOLD models (a few PEs x 60-120 LPs) with a short GVT interval, so each run lasts
+tens of milliseconds yet crosses many GVT rounds, rollbacks and (de)activations."""
+import itertools
+
+from airpdes_harness import assert_same, cpu_competitor, finish, on_off_competitor, run
+
+# (mode, threads, pes, extra options): every mode, 1-4 threads, PEs >= threads, every
+# detector and reactivation policy.
+PARALLEL = [
+    ("fm", 1, 1), ("fm", 2, 2), ("fm", 3, 3), ("fm", 4, 4),
+    ("dm", 1, 3), ("dm", 2, 2), ("dm", 2, 4), ("dm", 3, 4),
+    ("adm", 2, 2, "--detector", "pi", "--reactivation", "rap"),
+    ("adm", 2, 4, "--detector", "apte", "--reactivation", "pr"),
+    ("adm", 3, 4, "--detector", "rq", "--reactivation", "rap"),
+    ("adm", 4, 4, "--detector", "pi", "--reactivation", "pr"),
+    ("ladm", 2, 2, "--detector", "pi", "--reactivation", "rap"),
+    ("ladm", 2, 3, "--detector", "rq", "--reactivation", "pr"),
+    ("ladm", 2, 4, "--detector", "apte", "--reactivation", "rap"),
+    ("ladm", 4, 4, "--detector", "rq", "--reactivation", "rap"),
+]
+
+_refs = {}
+
+
+def seq_reference(model_args, pes):
+    key = (tuple(model_args), pes)
+    if key not in _refs:
+        _refs[key] = run(*model_args, "--mode", "seq", "--pes", pes)[0]
+    return _refs[key]
+
+
+def check_all(model_args, cases, tag=""):
+    for mode, threads, pes, *extra in cases:
+        ref = seq_reference(model_args, pes)
+        j, _ = run(*model_args, "--mode", mode, "--threads", threads, "--pes", pes, *extra)
+        assert_same(ref, j, f"{' '.join(map(str, model_args))} | {mode} {threads}t {pes}pe "
+                            f"{' '.join(extra)}{tag}")
+
+
+def phold(seed, remote, lps=80, epg=0, end=150, sync="optimistic"):
+    return ["--model", "phold", "--seed", seed, "--remote", remote, "--lps-per-pe", lps,
+            "--epg", epg, "--end-time", end, "--gvt-interval", 16, "--sync", sync]
+
+
+# No competitor: seeds x remote shares, plus event granularity, population, LP counts,
+# batch sizes and conservative synchronisation.
+for seed, remote in itertools.product((1, 2, 3), (0, 0.1, 0.5, 1.0)):
+    check_all(phold(seed, remote), PARALLEL)
+check_all(phold(4, 0.3, epg=2000, end=60), PARALLEL[1:3] + PARALLEL[9:11] + PARALLEL[13:15])
+check_all(phold(5, 0.2, lps=17, end=300) + ["--events-per-lp", 4], PARALLEL[::2])
+check_all(phold(6, 0.4, lps=120) + ["--batch", 1], PARALLEL[1::3])
+check_all(phold(7, 0.3, sync="conservative"), PARALLEL[::3])
+
+# A CPU-bound competitor for the whole run: threads get switched out, fm partners run
+# ahead and roll back, adm/ladm deactivate threads; the committed result must not move.
+with cpu_competitor():
+    for seed, remote in itertools.product((1, 2), (0.1, 0.5)):
+        check_all(phold(seed, remote), PARALLEL, " + CPU competitor")
+    check_all(phold(4, 0.3, epg=2000, end=60), PARALLEL[8:], " + CPU competitor")
+
+# An on-off competitor (busy 20 ms, idle 20 ms): detectors fire and reactivation brings
+# threads back many times within a run.
+with on_off_competitor(0.02, 0.02):
+    for seed in (1, 2):
+        check_all(phold(seed, 0.5, end=400), PARALLEL, " + on-off competitor")
+
+finish()

@@ -1,0 +1,48 @@
+"""No deadlock, no crash, no wrong result: many short runs with random mode, detector,
+reactivation, threads, PEs, batch and GVT interval, while a CPU-bound competitor starts and
+stops at random moments. Every run is bounded by a timeout (a hang fails the test) and must
+commit the sequential result. The random choices come from a fixed seed, so a failure is
+reproducible; each run is printed."""
+import random
+import threading
+
+from airpdes_harness import assert_same, cpu_competitor, finish, run
+
+RUNS = 200
+rnd = random.Random(2026)          # the runs: reproducible
+flap_rnd = random.Random(7)       # the competitor's timing (its own stream)
+stop = threading.Event()
+
+
+def flapping_competitor():
+    """Start and stop a CPU-bound competitor at random moments until told to stop."""
+    while not stop.is_set():
+        with cpu_competitor():
+            stop.wait(flap_rnd.uniform(0.02, 0.3))
+        stop.wait(flap_rnd.uniform(0.02, 0.3))
+
+
+flapper = threading.Thread(target=flapping_competitor)
+flapper.start()
+try:
+    refs = {}
+    for i in range(RUNS):
+        mode = rnd.choice(["fm", "dm", "adm", "ladm"])
+        threads = rnd.randint(1, 4)
+        pes = threads if mode == "fm" else rnd.randint(threads, 6)
+        model = ["--lps-per-pe", rnd.choice([8, 30, 100]), "--remote", rnd.choice([0.0, 0.2, 0.7, 1.0]),
+                 "--end-time", rnd.choice([50, 200]), "--seed", rnd.randint(1, 5), "--pes", pes,
+                 "--sync", rnd.choice(["optimistic"] * 3 + ["conservative"])]
+        extra = ["--batch", rnd.choice([1, 4, 24]), "--gvt-interval", rnd.choice([4, 16, 128]),
+                 "--detector", rnd.choice(["apte", "pi", "rq"]),
+                 "--reactivation", rnd.choice(["pr", "rap"]), "--n-batch", rnd.choice([1, 10])]
+        key = tuple(map(str, model))
+        if key not in refs:
+            refs[key] = run(*model, "--mode", "seq")[0]
+        j, _ = run(*model, "--mode", mode, "--threads", threads, *extra)
+        assert_same(refs[key], j, f"run {i}: {' '.join(map(str, model))} {mode} {threads}t "
+                                  f"{' '.join(map(str, extra))}")
+finally:
+    stop.set()
+    flapper.join()
+finish()

@@ -5,6 +5,7 @@ must stop: at the end of the session any lab process that was started during the
 and is still alive fails the run, so a leak cannot hide behind a green suite.
 """
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -41,7 +42,9 @@ def _lab_processes():
 
 @pytest.fixture(scope="session", autouse=True)
 def no_lab_process_outlives_the_suite():
+    from loads.launcher import processes_tagged
     before = set(_lab_processes())
+    before_tagged = set(processes_tagged())
     yield
     deadline = time.monotonic() + 5.0  # let killed processes finish exiting
     while True:
@@ -49,6 +52,8 @@ def no_lab_process_outlives_the_suite():
         if not leaked or time.monotonic() > deadline:
             break
         time.sleep(0.2)
+    from loads.launcher import processes_tagged  # anything a LoadSet started, whatever its name
+    leaked.update({p: ("tagged AIRLAB_LOAD_SET", 0) for p in processes_tagged() if p not in before_tagged})
     for pid in leaked:  # clean up so one leak does not poison the next run
         try:
             os.kill(pid, 9)
@@ -74,3 +79,18 @@ def airload() -> Path:
     if not paths.AIRLOAD.exists():
         pytest.fail(f"{paths.AIRLOAD} is missing: build the engine first (make build)")
     return paths.AIRLOAD
+
+
+@pytest.fixture(scope="session")
+def airlab_cmd() -> str:
+    """The `airlab` command of the environment running the tests."""
+    cmd = Path(sys.executable).parent / "airlab"
+    if not cmd.exists():
+        pytest.fail(f"{cmd} is missing: run scripts/setup.sh (it installs the airlab command)")
+    return str(cmd)
+
+
+@pytest.fixture(autouse=True)
+def run_from_repo_root(monkeypatch):
+    """Tests name files relative to the repository root, whatever pytest's working directory."""
+    monkeypatch.chdir(paths.ROOT)

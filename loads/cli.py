@@ -1,0 +1,118 @@
+"""`airlab profiles` and `airlab load`: list, check and try interference profiles."""
+import json
+import signal
+import sys
+import tempfile
+import time
+
+from loads.launcher import LoadSet
+from loads.profiles import ProfileError, list_profiles, load_file, resolve_profile
+from workflows.cli import UsageError
+
+PROFILES_HELP = """\
+Interference profiles are YAML files in configs/profiles/ (guide: docs/profiles.md).
+
+  airlab profiles                 list every profile and whether it can run on this machine
+  airlab profiles check FILE...   validate profile files; prints every problem, exit 2 if any
+"""
+
+LOAD_HELP = """\
+Run a profile's loads alone for a while and print each load's own figures, to try a new
+profile before an experiment uses it. Offsets (start_s, stop_s) count from the start.
+
+example: airlab load onoff-ctp1000 --duration 3
+         airlab load configs/profiles/my-profile.yaml --duration 5 --json out.json
+"""
+
+
+def register(sub):
+    p = sub.add_parser("profiles", help="list or check interference profiles",
+                       description=PROFILES_HELP, formatter_class=_Raw)
+    p.add_argument("action", nargs="?", choices=["list", "check"], default="list")
+    p.add_argument("files", nargs="*", help="profile files (check)")
+    p.set_defaults(func=profiles_cmd)
+
+    p = sub.add_parser("load", help="run a profile's loads alone and print their figures",
+                       description=LOAD_HELP, formatter_class=_Raw)
+    p.add_argument("profile", help="profile name (configs/profiles/NAME.yaml) or a YAML path")
+    p.add_argument("--duration", type=float, default=3.0, help="seconds to run [3]")
+    p.add_argument("--json", metavar="FILE", help="also write the load records as JSON to FILE")
+    p.set_defaults(func=load_cmd)
+
+
+class _Raw(__import__("argparse").RawDescriptionHelpFormatter):
+    pass
+
+
+def profiles_cmd(args):
+    if args.action == "check":
+        if not args.files:
+            raise UsageError("give the profile files to check")
+        bad = 0
+        for path in args.files:
+            try:
+                load_file(path)
+                print(f"ok   {path}")
+            except ProfileError as e:
+                bad += 1
+                for line in e.errors:
+                    print(f"FAIL {line}")
+        return 2 if bad else 0
+    if args.files:
+        raise UsageError("'airlab profiles list' takes no files (did you mean 'check'?)")
+    names = list_profiles()
+    width = max(map(len, names), default=10)
+    for name in names:
+        try:
+            r = resolve_profile(name)
+        except ProfileError as e:
+            print(f"{name:<{width}}  INVALID      {e.errors[0]}")
+            continue
+        state = "available" if r["available"] else "unavailable"
+        tag = " [stand-in]" if r["stand_in"] else ""
+        print(f"{name:<{width}}  {state:<11}  {r['description'].strip()[:90]}{tag}")
+        for reason in r["reasons"]:
+            print(f"{'':<{width}}  {'':<11}  why: {reason}")
+    return 0
+
+
+def load_cmd(args):
+    if args.duration <= 0:
+        raise UsageError(f"--duration must be > 0, got {args.duration}")
+    try:
+        profile = resolve_profile(args.profile)
+    except ProfileError as e:
+        raise UsageError(e.errors[0] + (f" (and {len(e.errors) - 1} more)" if len(e.errors) > 1 else ""))
+    if not profile["available"]:
+        for reason in profile["reasons"]:
+            print(f"unavailable: {reason}", file=sys.stderr)
+    # SIGTERM ends the run like Ctrl-C: the launcher stops every load before we exit.
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    with tempfile.TemporaryDirectory(prefix="airlab-load-") as work:
+        with LoadSet(profile, workdir=work) as loads:
+            loads.start()
+            print(f"airlab load: {profile['name']}: {len(profile['processes'])} process(es) for "
+                  f"{args.duration:g} s", file=sys.stderr)
+            time.sleep(args.duration)
+            records = loads.stop()
+    for r in records:
+        f = r["figures"]
+        thr = f"{f['throughput']:.6g} {f['unit']}" if f.get("throughput") is not None else "no figure"
+        times = (f"{r['start_s']:.2f}-{r['stop_s']:.2f} s" if r["start_s"] is not None else "not started")
+        extra = ""
+        if r["kind"] == "onoff" and "mean_on_us" in f:
+            extra = f", on {f['mean_on_us']:.1f} us / off {f['mean_off_us']:.1f} us, busy {f['busy_share']:.0%}"
+        stand = f" [stand-in for {r['stand_in_for']}]" if r["stand_in"] else ""
+        why = f" ({r['reason']})" if r["reason"] else ""
+        print(f"{r['name']:<24} {r['kind']:<9} {times:<14} {thr}{extra}{stand}{why}")
+    if args.json:
+        _write_json(args.json, {"profile": profile, "loads": records})
+    return 0
+
+
+def _write_json(path, data):
+    import os
+    tmp = f"{path}.tmp.{os.getpid()}"
+    with open(tmp, "w") as f:
+        json.dump(data, f, indent=1)
+    os.replace(tmp, path)

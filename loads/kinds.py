@@ -1,0 +1,134 @@
+"""What each kind of load is: whether it can run on this machine, the argv that starts it,
+and how its own progress figures are read back. Adding a kind = one entry in KINDS."""
+import json
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+
+from workflows.paths import AIRLOAD
+
+PARSEC_HELP = ("PARSEC 3.0 is not installed: download parsec-3.0 from https://parsec.cs.princeton.edu/, "
+               "build the benchmark with `parsecmgmt -a build -p NAME`, and set PARSEC_HOME to its folder")
+
+
+def parsecmgmt():
+    """parsecmgmt from $PARSEC_HOME/bin, or on PATH; None when PARSEC is not installed."""
+    home = os.environ.get("PARSEC_HOME")
+    if home and os.access(Path(home) / "bin" / "parsecmgmt", os.X_OK):
+        return str(Path(home) / "bin" / "parsecmgmt")
+    return shutil.which("parsecmgmt")
+
+
+def _program(name, package):
+    return (True, None) if shutil.which(name) else (False, f"{name} is not installed (Debian package {package})")
+
+
+def availability(spec):
+    """(True, None) when a process of this spec can run here, else (False, reason)."""
+    kind = spec["kind"]
+    if kind in ("cpu", "onoff"):
+        return (True, None) if os.access(AIRLOAD, os.X_OK) else \
+            (False, f"{AIRLOAD} is missing: build the engine (make build)")
+    if kind == "stress-ng":
+        return _program("stress-ng", "stress-ng")
+    if kind == "x264":
+        return _program("x264", "x264")
+    if kind == "vips":
+        return _program("vips", "libvips-tools")
+    if kind == "parsec":
+        return (True, None) if parsecmgmt() else (False, PARSEC_HELP)
+    if kind == "command":
+        prog = spec["argv"][0]
+        found = shutil.which(prog) if os.sep not in prog else (prog if os.access(prog, os.X_OK) else None)
+        return (True, None) if found else (False, f"command {prog!r} not found")
+    return False, f"unknown kind {kind!r}"
+
+
+def _repeat(argv, unit, units_per_run=1):
+    """Run argv over and over until stopped; loads.repeat reports completed runs per second."""
+    return [sys.executable, "-m", "loads.repeat", "--unit", unit, "--units-per-run",
+            str(units_per_run), "--", *argv]
+
+
+def prepare(proc):
+    """Generate (or find cached) the input a load needs, before the trial's clock starts,
+    so a load starts on time."""
+    from loads import inputs
+    if proc["kind"] == "x264":
+        inputs.y4m_video(int(proc.get("frames", 60)))
+    elif proc["kind"] == "vips":
+        inputs.ppm_image(int(proc.get("image_px", 2600)))
+
+
+def command_for(proc, workdir):
+    """(argv, extra environment) that start one process of a resolved profile entry."""
+    from loads import inputs  # generating input is only needed when a load really starts
+    kind, threads = proc["kind"], str(proc["threads"])
+    if kind == "cpu":
+        return [str(AIRLOAD), "cpu", "--threads", threads], {}
+    if kind == "onoff":
+        return [str(AIRLOAD), "onoff", "--ctp-us", str(proc["ctp_us"]), "--threads", threads], {}
+    if kind == "stress-ng":
+        # A day-long timeout: the launcher stops it (SIGTERM makes stress-ng write metrics).
+        return ["stress-ng", f"--{proc['stressor']}", threads, *proc.get("args", []),
+                "--timeout", "86400", "--metrics-brief", "--yaml", str(Path(workdir) / "metrics.yaml")], {}
+    if kind == "x264":
+        frames = int(proc.get("frames", 60))
+        video = inputs.y4m_video(frames)
+        return _repeat(["x264", "--quiet", "--threads", threads, "--preset", "medium",
+                        "-o", str(Path(workdir) / "out.264"), str(video)], "frames/s", frames), {}
+    if kind == "vips":
+        image = inputs.ppm_image(int(proc.get("image_px", 2600)))
+        return _repeat(["vips", "sharpen", str(image), str(Path(workdir) / "out.v")], "runs/s"), \
+            {"VIPS_CONCURRENCY": threads}
+    if kind == "parsec":
+        return _repeat([parsecmgmt(), "-a", "run", "-p", proc["benchmark"], "-i",
+                        proc.get("input", "simmedium"), "-n", threads], "runs/s"), {}
+    if kind == "command":
+        return list(proc["argv"]), {}
+    raise ValueError(f"unknown kind {kind!r}")
+
+
+def figures_of(proc, stdout, stderr, workdir):
+    """The load's own progress figures from its output: at least throughput and unit."""
+    kind = proc["kind"]
+    if kind in ("cpu", "onoff") or kind in ("x264", "vips", "parsec"):
+        for line in reversed(stdout.splitlines()):
+            if line.startswith("{"):
+                try:
+                    return json.loads(line)
+                except ValueError:
+                    break
+        return {"throughput": None, "unit": None, "error": "the load printed no figures"}
+    if kind == "stress-ng":
+        return _stress_ng_figures(Path(workdir) / "metrics.yaml")
+    if kind == "command":
+        rx = proc.get("throughput_regex")
+        if not rx:
+            return {"throughput": None, "unit": None}
+        matches = re.findall(rx, stdout + "\n" + stderr)
+        value = matches[-1] if matches else None
+        if isinstance(value, tuple):
+            value = value[0]
+        try:
+            value = float(value) if value is not None else None
+        except ValueError:
+            value = None
+        return {"throughput": value, "unit": proc.get("throughput_unit", "units/s")}
+    return {"throughput": None, "unit": None}
+
+
+def _stress_ng_figures(path):
+    import yaml
+    try:
+        with open(path) as f:
+            data = yaml.safe_load(f) or {}
+    except (OSError, yaml.YAMLError) as e:
+        return {"throughput": None, "unit": "bogo ops/s", "error": f"no stress-ng metrics: {e}"}
+    metrics = data.get("metrics") or []
+    ops = sum(m.get("bogo-ops", 0) for m in metrics)
+    rate = sum(m.get("bogo-ops-per-second-real-time", 0) for m in metrics)
+    return {"throughput": rate, "unit": "bogo ops/s", "bogo_ops": ops,
+            "stressors": [m.get("stressor") for m in metrics]}

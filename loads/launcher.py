@@ -1,0 +1,262 @@
+"""Run a resolved profile's processes next to an engine run, and guarantee that none of
+them outlives it.
+
+    with LoadSet(resolve_profile("cpu-1"), hooks=ProcessHooks(...), workdir=d) as loads:
+        loads.start(t0=time.monotonic())   # offsets count from t0 (the engine's start)
+        ...                                # the engine runs
+        records = loads.stop()             # each load's figures and real start/stop times
+
+Each load is its own process group (stopped with SIGTERM to the group, then SIGKILL after
+a grace period), carries AIRLAB_LOAD_SET in its environment (so a test or a clean-up can
+find every process a set started, grandchildren included), and dies with its parent
+(PR_SET_PDEATHSIG) if the launcher itself is killed. One scheduler thread starts and stops
+the processes at their offsets; it is also the thread that forks them, which is what
+PR_SET_PDEATHSIG watches, so it lives until every process is gone."""
+import ctypes
+import os
+import signal
+import subprocess
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+from loads import kinds
+
+STOP_GRACE_S = 3.0
+_libc = ctypes.CDLL(None, use_errno=True)
+PR_SET_PDEATHSIG = 1
+
+
+@dataclass
+class ProcessHooks:
+    """How a setup changes every load process: wrap_argv(argv, load) -> argv (e.g. an srun
+    prefix), preexec() in the child before exec (join a cgroup, SCHED_IDLE, nice), and
+    on_started(pid, load) in the parent after each start."""
+    wrap_argv: Optional[Callable] = None
+    preexec: Optional[Callable] = None
+    on_started: Optional[Callable] = None
+
+
+class _Load:
+    def __init__(self, index, proc, workdir):
+        self.proc = proc
+        self.dir = Path(workdir) / f"{index:02d}-{proc['name']}"
+        self.popen = None
+        self.argv = None
+        self.started = None   # monotonic times
+        self.stopped = None
+        self.error = None
+
+
+class LoadSet:
+    def __init__(self, profile, hooks=None, workdir=None):
+        self.profile = profile
+        self.hooks = hooks or ProcessHooks()
+        self.workdir = Path(workdir or f"/tmp/airlab-loads-{os.getpid()}")
+        self.tag = uuid.uuid4().hex
+        self.loads = [_Load(i, p, self.workdir) for i, p in enumerate(profile["processes"])]
+        for ld in self.loads:
+            if ld.proc.get("available", True):
+                kinds.prepare(ld.proc)
+        self._cv = threading.Condition()
+        self._stop_requested = False
+        self._thread = None
+        self.t0 = None
+        self.records = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    def start(self, t0=None):
+        """Start the scheduler: loads with start_s = 0 start now, the others at t0 + start_s."""
+        if self._thread:
+            raise RuntimeError("LoadSet.start() called twice")
+        self.t0 = time.monotonic() if t0 is None else t0
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        ready = threading.Event()
+        self._thread = threading.Thread(target=self._schedule, args=(ready,), name="loads", daemon=True)
+        self._thread.start()
+        ready.wait()  # loads due at once are running when start() returns
+
+    def stop(self):
+        """Stop every load still running, wait until each process group is gone, and return
+        the load records (docs/interfaces.md). Safe to call more than once."""
+        if self.records is not None:
+            return self.records
+        with self._cv:
+            self._stop_requested = True
+            self._cv.notify_all()
+        if self._thread:
+            self._thread.join()
+        else:
+            self.t0 = time.monotonic()
+        self.records = [self._record(ld) for ld in self.loads]
+        return self.records
+
+    # The scheduler thread: every fork and every kill happens here.
+    def _schedule(self, ready):
+        try:
+            self._start_due()
+            ready.set()
+            with self._cv:
+                while not self._stop_requested:
+                    due = [t for t in self._pending_times() if t is not None]
+                    timeout = max(0.0, min(due) - (time.monotonic() - self.t0)) if due else None
+                    self._cv.wait(timeout)
+                    if self._stop_requested:
+                        break
+                    self._start_due()
+                    self._stop_due()
+        finally:
+            ready.set()
+            for ld in self.loads:
+                self._terminate(ld)
+
+    def _pending_times(self):
+        for ld in self.loads:
+            if not ld.proc.get("available", True):
+                continue
+            if ld.popen is None and ld.error is None:
+                yield ld.proc["start_s"]
+            elif ld.popen is not None and ld.stopped is None and ld.proc.get("stop_s") is not None:
+                yield ld.proc["stop_s"]
+
+    def _start_due(self):
+        now = time.monotonic() - self.t0
+        for ld in self.loads:
+            if ld.popen is None and ld.error is None and ld.proc.get("available", True) \
+                    and ld.proc["start_s"] <= now + 1e-3:
+                self._spawn(ld)
+
+    def _stop_due(self):
+        now = time.monotonic() - self.t0
+        for ld in self.loads:
+            stop_s = ld.proc.get("stop_s")
+            if ld.popen is not None and ld.stopped is None and stop_s is not None and stop_s <= now + 1e-3:
+                self._terminate(ld)
+
+    def _spawn(self, ld):
+        try:
+            ld.dir.mkdir(parents=True, exist_ok=True)
+            argv, extra_env = kinds.command_for(ld.proc, ld.dir)
+            if self.hooks.wrap_argv:
+                argv = list(self.hooks.wrap_argv(argv, ld.proc))
+            ld.argv = argv
+            env = {**os.environ, **extra_env, "AIRLAB_LOAD_SET": self.tag}
+            user_preexec = self.hooks.preexec
+
+            def preexec():
+                _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+                if ld.proc.get("cpus"):
+                    os.sched_setaffinity(0, _cpu_list(ld.proc["cpus"]))
+                if user_preexec:
+                    user_preexec()
+            with open(ld.dir / "stdout", "wb") as out, open(ld.dir / "stderr", "wb") as err:
+                ld.popen = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                            env=env, cwd=ld.dir, start_new_session=True,
+                                            preexec_fn=preexec)
+            ld.started = time.monotonic()
+            if self.hooks.on_started:
+                self.hooks.on_started(ld.popen.pid, ld.proc)
+        except Exception as e:  # a load that cannot start is recorded, the others go on
+            ld.error = f"could not start: {e}"
+
+    def _terminate(self, ld):
+        p = ld.popen
+        if p is None or ld.stopped is not None:
+            return
+        if p.poll() is None:
+            _signal_group(p.pid, signal.SIGTERM)
+            try:
+                p.wait(STOP_GRACE_S)
+            except subprocess.TimeoutExpired:
+                _signal_group(p.pid, signal.SIGKILL)
+                p.wait()
+        ld.stopped = time.monotonic()
+        # The leader is gone; make sure nothing else of its group lingers.
+        deadline = time.monotonic() + STOP_GRACE_S
+        while _group_alive(p.pid) and time.monotonic() < deadline:
+            _signal_group(p.pid, signal.SIGKILL)
+            time.sleep(0.01)
+
+    def _record(self, ld):
+        proc = ld.proc
+        rec = {
+            "name": proc["name"], "kind": proc["kind"], "argv": ld.argv, "threads": proc["threads"],
+            "planned_start_s": proc["start_s"], "planned_stop_s": proc.get("stop_s"),
+            "start_s": None if ld.started is None else ld.started - self.t0,
+            "stop_s": None if ld.stopped is None else ld.stopped - self.t0,
+            "exit_code": None if ld.popen is None else ld.popen.returncode,
+            "pid": None if ld.popen is None else ld.popen.pid,
+            "stand_in": proc.get("stand_in", False), "stand_in_for": proc.get("stand_in_for"),
+            "available": proc.get("available", True) and ld.error is None,
+            "reason": proc.get("reason") or ld.error,
+            "figures": {"throughput": None, "unit": None},
+        }
+        if ld.popen is not None:
+            out = _read(ld.dir / "stdout")
+            err = _read(ld.dir / "stderr")
+            rec["figures"] = kinds.figures_of(proc, out, err, ld.dir)
+            if err.strip():
+                rec["stderr_tail"] = err.strip()[-500:]
+        return rec
+
+
+def _read(path):
+    try:
+        return Path(path).read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def _signal_group(pgid, sig):
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _group_alive(pgid):
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+
+
+def _cpu_list(text):
+    cpus = set()
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def processes_tagged(tag=None):
+    """PIDs of live processes started by a LoadSet (any set, or the one with this tag)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = f.read().split(b"\0")
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    continue
+        except OSError:
+            continue
+        for item in env:
+            if item.startswith(b"AIRLAB_LOAD_SET=") and (tag is None or item[16:].decode() == tag):
+                found.append(int(pid))
+                break
+    return found

@@ -1,0 +1,196 @@
+"""Interference profiles: find, validate and resolve them for this machine.
+
+A profile is a YAML file in configs/profiles/ (schema: configs/schemas/profile.schema.json,
+guide: docs/profiles.md). Resolving turns relative thread counts into numbers for this
+machine, expands `count` into separate processes, checks that each process can run here
+(and switches to its `fallback` stand-in when it cannot) and returns plain JSON-able data
+that the launcher runs and the trial records."""
+import json
+import os
+import re
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from loads import kinds
+from workflows.paths import PROFILES, SCHEMAS
+
+
+class ProfileError(Exception):
+    """A profile that cannot be used; `errors` lists each problem as 'file: field: problem'."""
+
+    def __init__(self, errors):
+        super().__init__("; ".join(errors))
+        self.errors = errors
+
+
+def machine_cores():
+    """CPUs this process may run on (the affinity mask, which cpusets and taskset narrow)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def resolve_count(value, cores=None):
+    """An absolute count, or an expression in cores: 'cores', 'cores-1', 'cores/2', '2*cores'.
+    Never below 1: 'cores-1' on a 1-core machine is 1."""
+    cores = cores or machine_cores()
+    if isinstance(value, int):
+        return value
+    m = re.fullmatch(r"\s*(?:(\d+)\s*\*\s*)?cores\s*(?:([-+/])\s*(\d+))?\s*", str(value))
+    if not m:
+        raise ValueError(f"'{value}' is not a count (use an integer or cores, cores-1, cores/2, 2*cores)")
+    n = int(m.group(1) or 1) * cores
+    if m.group(2):
+        k = int(m.group(3))
+        n = {"-": n - k, "+": n + k, "/": n // k if k else n}[m.group(2)]
+    return max(1, n)
+
+
+def profile_path(name_or_path):
+    """A profile name (configs/profiles/NAME.yaml) or a path to a YAML file."""
+    p = Path(name_or_path)
+    if p.suffix in (".yaml", ".yml") or os.sep in str(name_or_path):
+        return p
+    return PROFILES / f"{name_or_path}.yaml"
+
+
+def list_profiles():
+    return sorted(p.stem for p in PROFILES.glob("*.yaml"))
+
+
+_schema = None
+
+
+def _validator():
+    global _schema
+    if _schema is None:
+        with open(SCHEMAS / "profile.schema.json") as f:
+            _schema = json.load(f)
+    return jsonschema.Draft202012Validator(_schema)
+
+
+def _where(path):
+    """jsonschema's error path as 'processes[0].ctp_us'."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def _message(err):
+    """A schema error in words a profile author understands."""
+    if err.validator == "additionalProperties":
+        extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+        return f"unknown field{'s' if len(extra) > 1 else ''} {', '.join(extra)}"
+    if err.validator == "required":
+        return err.message.replace("is a required property", "is required")
+    if err.validator == "enum":
+        return f"{err.instance!r} is not one of {', '.join(map(str, err.validator_value))}"
+    if err.validator == "oneOf" and err.schema.get("description", "").startswith("An integer"):
+        return f"{err.instance!r} is not a count: {err.schema['description']}"
+    if err.validator == "not":
+        return "give either duration_s or stop_s, not both"
+    return err.message
+
+
+def validate(data, source):
+    """Every problem in a parsed profile, as 'source: field: problem' lines ([] = valid)."""
+    errors = []
+    for err in sorted(_validator().iter_errors(data), key=lambda e: list(map(str, e.absolute_path))):
+        # An if/then failure is reported by its inner 'required' error; skip the wrapper.
+        if err.validator in ("allOf",) and err.context:
+            for sub in err.context:
+                errors.append(f"{source}: {_where(list(err.absolute_path) + list(sub.absolute_path))}: {_message(sub)}")
+            continue
+        errors.append(f"{source}: {_where(err.absolute_path)}: {_message(err)}")
+    if errors or not isinstance(data, dict):
+        return errors
+    for i, proc in enumerate(data.get("processes", [])):
+        _check_times(proc, f"{source}: processes[{i}]", errors)
+    return errors
+
+
+def _check_times(proc, where, errors):
+    start = proc.get("start_s", 0)
+    if "stop_s" in proc and proc["stop_s"] <= start:
+        errors.append(f"{where}: stop_s ({proc['stop_s']}) is not after start_s ({start})")
+    if "fallback" in proc:
+        _check_times(proc["fallback"], f"{where}.fallback", errors)
+
+
+def load_file(path):
+    """Parse and validate one profile file; raise ProfileError listing every problem."""
+    path = Path(path)
+    if not path.is_file():
+        known = ", ".join(list_profiles()) or "none"
+        raise ProfileError([f"{path}: no such profile file (profiles in {PROFILES}: {known})"])
+    try:
+        with open(path) as f:
+            data = yaml.safe_load(f)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else "YAML"
+        raise ProfileError([f"{path}: {where}: not valid YAML: {getattr(e, 'problem', e)}"])
+    if not isinstance(data, dict):
+        raise ProfileError([f"{path}: (top level): a profile is a mapping with description and processes"])
+    errors = validate(data, str(path))
+    if errors:
+        raise ProfileError(errors)
+    return data
+
+
+def resolve_profile(name_or_path, cores=None):
+    """The profile resolved for this machine: a JSON-able dict with name, path, description,
+    available (every process can run here), reasons (why not) and processes, one entry per
+    separate process (count expanded), each with its argv-relevant parameters, threads,
+    start_s, stop_s (None = until the engine ends), stand_in, stand_in_for, available and
+    reason. Raises ProfileError for an invalid or missing profile."""
+    path = profile_path(name_or_path)
+    data = load_file(path)
+    cores = cores or machine_cores()
+    procs, reasons = [], []
+    for i, spec in enumerate(data["processes"]):
+        chosen, why_not = spec, None
+        ok, reason = kinds.availability(spec)
+        if not ok and "fallback" in spec:
+            why_not = reason
+            chosen = {**spec["fallback"]}
+            chosen.setdefault("name", spec.get("name", spec["kind"]))
+            ok, reason = kinds.availability(chosen)
+        base = chosen.get("name", chosen["kind"])
+        n = resolve_count(chosen.get("count", 1), cores)
+        for k in range(n):
+            proc = {key: v for key, v in chosen.items() if key not in ("fallback", "count")}
+            start = float(chosen.get("start_s", 0))
+            stop = chosen.get("stop_s")
+            if "duration_s" in chosen:
+                stop = start + float(chosen["duration_s"])
+            proc.update({
+                "name": base if n == 1 else f"{base}.{k}",
+                "threads": resolve_count(chosen.get("threads", 1), cores),
+                "start_s": start,
+                "stop_s": None if stop is None else float(stop),
+                "stand_in": bool(chosen.get("stand_in_for")),
+                "stand_in_for": chosen.get("stand_in_for"),
+                "replaces_unavailable": why_not,
+                "available": ok,
+                "reason": reason,
+            })
+            proc.pop("duration_s", None)
+            procs.append(proc)
+        if not ok:
+            reasons.append(f"processes[{i}] ({base}): {reason}")
+    return {
+        "name": path.stem,
+        "path": str(path),
+        "description": data["description"],
+        "paper": data.get("paper"),
+        "cores": cores,
+        "available": not reasons,
+        "reasons": reasons,
+        "stand_in": any(p["stand_in"] for p in procs),
+        "processes": procs,
+    }

@@ -1,0 +1,68 @@
+"""Run a program over and over until stopped, then print one JSON line with how many runs
+completed per second: the progress figure of loads that are finite programs (x264 encoding
+a video, vips processing an image, a PARSEC benchmark).
+
+    python -m loads.repeat --unit frames/s --units-per-run 60 -- x264 ... input.y4m
+
+SIGTERM or SIGINT ends it: the run in progress is stopped (not counted) and the figures
+are printed. A program that fails ends the loop with its exit code in the figures."""
+import argparse
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+
+def _die_with_parent():
+    """If this wrapper is killed outright, its program goes too (PR_SET_PDEATHSIG)."""
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--unit", default="runs/s")
+    ap.add_argument("--units-per-run", type=float, default=1.0)
+    ap.add_argument("argv", nargs="+")
+    a = ap.parse_args()
+    stopping = False
+    child = None
+
+    def stop(signum, frame):
+        nonlocal stopping
+        stopping = True
+        if child and child.poll() is None:
+            child.terminate()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    t0 = time.monotonic()
+    runs, run_times, exit_code = 0, [], 0
+    while not stopping:
+        start = time.monotonic()
+        child = subprocess.Popen(a.argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                 preexec_fn=_die_with_parent)
+        _, err = child.communicate()
+        if stopping:
+            break
+        if child.returncode != 0:
+            exit_code = child.returncode
+            sys.stderr.write(err.decode(errors="replace")[-2000:])
+            break
+        runs += 1
+        run_times.append(time.monotonic() - start)
+    wall = time.monotonic() - t0
+    print(json.dumps({
+        "throughput": runs * a.units_per_run / wall if wall > 0 else 0.0,
+        "unit": a.unit, "runs": runs, "wall_s": wall,
+        "mean_run_s": sum(run_times) / len(run_times) if run_times else None,
+        "program_exit_code": exit_code,
+    }), flush=True)
+    return 0 if exit_code == 0 else 1
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    sys.exit(main())

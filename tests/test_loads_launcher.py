@@ -1,0 +1,103 @@
+"""The launcher starts loads at their offsets, stops them at their ends, records real
+start/stop times and each load's own figures, applies the setup hooks to every process,
+and never leaves a process behind: not at a normal end, not when a load fails, not when
+its parent is interrupted (SIGINT, SIGTERM) or killed (SIGKILL) at a random moment."""
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from loads.launcher import LoadSet, ProcessHooks, processes_tagged
+from loads.profiles import resolve_profile
+
+
+def test_offsets_times_and_figures(tmp_path):
+    profile = resolve_profile("cpu-timevarying")
+    with LoadSet(profile, workdir=tmp_path) as loads:
+        loads.start()
+        time.sleep(2.0)
+        records = loads.stop()
+    early, late = records
+    # Starts and stops happen within 0.3 s of the plan (generous: a busy machine).
+    assert abs(early["start_s"] - 0.5) < 0.3 and abs(early["stop_s"] - 1.5) < 0.3
+    assert abs(late["start_s"] - 1.0) < 0.3 and abs(late["stop_s"] - 2.0) < 0.3
+    for r in records:
+        assert r["figures"]["throughput"] > 0 and r["figures"]["unit"] == "work units/s"
+        assert r["available"] and r["exit_code"] == 0  # airload exits 0 on SIGTERM
+    assert processes_tagged(loads.tag) == []
+
+
+def test_hooks_apply_to_every_process(tmp_path):
+    seen = []
+    hooks = ProcessHooks(
+        wrap_argv=lambda argv, load: ["nice", "-n", "5", *argv],
+        preexec=lambda: os.environ.__setitem__("UNUSED", "1"),  # runs in the child
+        on_started=lambda pid, load: seen.append((pid, load["name"])))
+    with LoadSet(resolve_profile("onoff-ctp1000-x2"), hooks=hooks, workdir=tmp_path) as loads:
+        loads.start()
+        time.sleep(0.3)
+        nices = [int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[16]) for pid, _ in seen]
+        records = loads.stop()
+    assert [name for _, name in seen] == ["onoff.0", "onoff.1"]
+    assert nices == [5, 5], "wrap_argv was not applied"
+    assert all(r["argv"][:3] == ["nice", "-n", "5"] for r in records)
+
+
+def test_a_failing_load_is_recorded_and_the_rest_go_on(tmp_path):
+    profile = resolve_profile("cpu-1")
+    profile["processes"].append({**profile["processes"][0], "name": "broken", "kind": "command",
+                                 "argv": ["false"]})
+    with LoadSet(profile, workdir=tmp_path) as loads:
+        loads.start()
+        time.sleep(0.5)
+        records = loads.stop()
+    assert records[0]["figures"]["throughput"] > 0
+    assert records[1]["exit_code"] == 1
+    assert processes_tagged(loads.tag) == []
+
+
+def test_unavailable_process_is_not_started(tmp_path):
+    profile = resolve_profile("cpu-1")
+    profile["processes"][0].update(available=False, reason="pretend it is missing")
+    with LoadSet(profile, workdir=tmp_path) as loads:
+        loads.start()
+        records = loads.stop()
+    assert records[0]["start_s"] is None and not records[0]["available"]
+    assert records[0]["reason"] == "pretend it is missing"
+
+
+# A child python process runs a LoadSet like the trial runner does, and is interrupted at
+# a random moment (before, during and after the loads' offsets).
+RUNNER = """
+import signal, sys, time
+from loads.launcher import LoadSet
+from loads.profiles import resolve_profile
+signal.signal(signal.SIGTERM, lambda *a: sys.exit(143))
+with LoadSet(resolve_profile(sys.argv[1]), workdir=sys.argv[2]) as loads:
+    print(loads.tag, flush=True)
+    loads.start()
+    time.sleep(30)
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
+@pytest.mark.parametrize("profile", ["cpu-timevarying", "onoff-ctp1000-x2", "parsec-dedup"])
+def test_interrupted_parent_leaves_nothing_behind(tmp_path, profile, sig):
+    rnd = random.Random(f"{profile}{sig}")
+    for trial in range(2):
+        p = subprocess.Popen([sys.executable, "-c", RUNNER, profile, str(tmp_path / str(trial))],
+                             stdout=subprocess.PIPE, text=True)
+        tag = p.stdout.readline().strip()
+        time.sleep(rnd.uniform(0.0, 1.2))
+        p.send_signal(sig)
+        p.wait(timeout=20)
+        # SIGKILL gives the launcher no chance: PR_SET_PDEATHSIG must do it. Allow the
+        # kernel a moment to deliver it.
+        deadline = time.monotonic() + 5
+        while processes_tagged(tag) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert processes_tagged(tag) == [], f"{profile}: left running after {sig.name}"

@@ -1,0 +1,94 @@
+"""Profiles: every shipped one validates and resolves; every broken one in
+tests/data/profiles_broken/ fails with its own message (the file's first line says which);
+thread counts relative to cores resolve; PARSEC without PARSEC is unavailable or falls
+back to a stand-in that says so; `airlab profiles` reports all of it."""
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from loads import kinds
+from loads.profiles import ProfileError, list_profiles, load_file, resolve_count, resolve_profile
+
+BROKEN = sorted((Path(__file__).parent / "data" / "profiles_broken").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("name", list_profiles())
+def test_shipped_profile_validates_and_resolves(name):
+    r = resolve_profile(name)
+    assert r["name"] == name and r["description"]
+    for p in r["processes"]:
+        assert p["threads"] >= 1 and p["start_s"] >= 0
+        assert p["stop_s"] is None or p["stop_s"] > p["start_s"]
+
+
+def test_enough_profiles_ship():
+    names = set(list_profiles())
+    for ctp in (1, 10, 100, 1000, 10000):
+        assert f"onoff-ctp{ctp}" in names
+    for bench in ("blackscholes", "bodytrack", "canneal", "dedup", "fluidanimate",
+                  "streamcluster", "swaptions", "x264"):
+        assert f"parsec-{bench}" in names
+    assert {"none", "cpu-1", "cpu-2", "cpu-timevarying"} <= names
+
+
+@pytest.mark.parametrize("path", BROKEN, ids=[p.stem for p in BROKEN])
+def test_broken_profile_fails_with_its_own_message(path):
+    expected = path.read_text().splitlines()[0].split("expect: ", 1)[1]
+    with pytest.raises(ProfileError) as e:
+        load_file(path)
+    assert any(expected in msg for msg in e.value.errors), e.value.errors
+    assert all(msg.startswith(str(path)) for msg in e.value.errors), "each message names the file"
+
+
+def test_broken_corpus_covers_the_required_cases():
+    assert len(BROKEN) >= 10
+
+
+@pytest.mark.parametrize("expr,cores,want", [
+    (3, 8, 3), ("cores", 8, 8), ("cores-1", 8, 7), ("cores-1", 1, 1), ("cores+1", 2, 3),
+    ("cores/2", 8, 4), ("cores/2", 1, 1), ("2*cores", 4, 8)])
+def test_relative_counts(expr, cores, want):
+    assert resolve_count(expr, cores) == want
+
+
+def test_count_expands_into_separate_processes():
+    r = resolve_profile("onoff-ctp1000-x3")
+    assert [p["name"] for p in r["processes"]] == ["onoff.0", "onoff.1", "onoff.2"]
+    assert all(p["ctp_us"] == 1000 for p in r["processes"])
+
+
+def test_timevarying_profile_has_offsets():
+    r = resolve_profile("cpu-timevarying")
+    assert [(p["start_s"], p["stop_s"]) for p in r["processes"]] == [(0.5, 1.5), (1.0, None)]
+
+
+def test_parsec_without_parsec(tmp_path, monkeypatch):
+    monkeypatch.delenv("PARSEC_HOME", raising=False)
+    if kinds.parsecmgmt():
+        pytest.skip("PARSEC is installed here; the unavailable path cannot be shown")
+    # Without a fallback: unavailable, with a reason that says how to install PARSEC.
+    bare = tmp_path / "parsec-only.yaml"
+    bare.write_text("description: real canneal\nprocesses:\n  - kind: parsec\n    benchmark: canneal\n")
+    r = resolve_profile(str(bare))
+    assert not r["available"]
+    assert "PARSEC_HOME" in r["reasons"][0] and "parsecmgmt" in r["reasons"][0]
+    # With one: the stand-in runs, and says what it stands in for.
+    r = resolve_profile("parsec-canneal")
+    assert r["available"] and r["stand_in"]
+    p = r["processes"][0]
+    assert p["kind"] == "stress-ng" and p["stand_in_for"] == "parsec canneal"
+    assert "PARSEC" in p["replaces_unavailable"]
+
+
+def test_airlab_profiles_lists_and_checks(airlab_cmd):
+    out = subprocess.run([airlab_cmd, "profiles"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0
+    assert "onoff-ctp1000" in out.stdout and "available" in out.stdout and "[stand-in]" in out.stdout
+    good = subprocess.run([airlab_cmd, "profiles", "check", "configs/profiles/cpu-1.yaml"],
+                          capture_output=True, text=True, timeout=60)
+    assert good.returncode == 0 and "ok" in good.stdout
+    bad = subprocess.run([airlab_cmd, "profiles", "check", "configs/profiles/cpu-1.yaml", *map(str, BROKEN[:3])],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2
+    assert bad.stdout.count("FAIL") >= 3

@@ -1,0 +1,52 @@
+"""The real programs as loads: x264 and vips run on the lab's generated input and report
+their throughput; stress-ng reports bogo-ops; a command's throughput is read with its
+regular expression; `airlab load` prints every figure."""
+import subprocess
+import time
+
+import pytest
+
+from loads import inputs
+from loads.launcher import LoadSet
+from loads.profiles import resolve_profile
+
+
+def run_profile(name_or_path, seconds, tmp_path):
+    with LoadSet(resolve_profile(name_or_path), workdir=tmp_path) as loads:
+        loads.start()
+        time.sleep(seconds)
+        return loads.stop()
+
+
+def test_generated_inputs_are_deterministic():
+    a = inputs.y4m_video(60).read_bytes()
+    assert a.startswith(b"YUV4MPEG2 W640 H360") and a.count(b"FRAME\n") == 60
+    assert inputs.ppm_image(2600).read_bytes()[:15] == b"P6\n2600 2600\n25"
+
+
+@pytest.mark.parametrize("name,unit", [("x264", "frames/s"), ("vips", "runs/s"),
+                                       ("stress-ng-matrix", "bogo ops/s")])
+def test_program_reports_throughput(tmp_path, name, unit):
+    (rec,) = run_profile(name, 3.0, tmp_path)
+    assert rec["available"], rec["reason"]
+    assert rec["figures"]["unit"] == unit
+    assert rec["figures"]["throughput"] > 0, rec
+
+
+def test_command_throughput_regex(tmp_path):
+    prof = tmp_path / "echo.yaml"
+    prof.write_text("description: prints a rate\nprocesses:\n  - kind: command\n"
+                    "    argv: [sh, -c, 'echo rate 10; echo rate 42.5; sleep 30']\n"
+                    "    throughput_regex: 'rate ([0-9.]+)'\n    throughput_unit: widgets/s\n")
+    (rec,) = run_profile(str(prof), 0.5, tmp_path / "w")
+    assert rec["figures"] == {"throughput": 42.5, "unit": "widgets/s"}
+
+
+def test_airlab_load_prints_figures(airlab_cmd):
+    out = subprocess.run([airlab_cmd, "load", "onoff-ctp1000", "--duration", "1"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "work units/s" in out.stdout and "on 1" in out.stdout
+    bad = subprocess.run([airlab_cmd, "load", "no-such-profile"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+    assert "no such profile" in bad.stderr

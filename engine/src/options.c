@@ -61,6 +61,7 @@ static const optdef table[] = {
     { "timeline", "FILE", NULL, "write a CSV t_s,gvt,committed_events,active_threads to FILE", K_PATH, O(timeline), NULL, 0, 0 },
     { "timeline-period-ms", "N", "10", "timeline sampling period in wall-clock milliseconds", K_UINT, O(timeline_period_ms), NULL, 1, 1e7 },
     { "quiet", NULL, NULL, "no summary on stdout, no progress line", K_FLAG, O(quiet), NULL, 0, 0 },
+    { "check", NULL, NULL, "validate the options and exit (0 = a run would start)", K_FLAG, O(check), NULL, 0, 0 },
 };
 #define NOPT (sizeof table / sizeof table[0])
 

@@ -36,6 +36,7 @@ typedef struct air_options {
     const char *timeline;
     uint64_t timeline_period_ms;
     int quiet;
+    int check;     /* --check: validate only */
     /* the selected model and its options' resolved values */
     const air_model *model_def;
     const char *model_values[AIR_MAX_MODEL_OPTIONS];

@@ -34,6 +34,7 @@ int main(int argc, char **argv)
     int rc = air_options_parse(&o, argc, argv);
     if (rc == 1) return 0;
     if (rc) return 2;
+    if (o.check) return 0;
     air_engine *e = air_engine_create(&o);
     air_timeline tl;
     memset(&tl, 0, sizeof tl);

@@ -49,6 +49,7 @@ class _Load:
         self.started = None   # monotonic times
         self.stopped = None
         self.error = None
+        self.cpu_s = None
 
 
 class LoadSet:
@@ -172,6 +173,7 @@ class LoadSet:
         p = ld.popen
         if p is None or ld.stopped is not None:
             return
+        ld.cpu_s = _cpu_seconds(p.pid)  # before it exits: its own CPU time, all threads
         if p.poll() is None:
             _signal_group(p.pid, signal.SIGTERM)
             try:
@@ -195,6 +197,7 @@ class LoadSet:
             "stop_s": None if ld.stopped is None else ld.stopped - self.t0,
             "exit_code": None if ld.popen is None else ld.popen.returncode,
             "pid": None if ld.popen is None else ld.popen.pid,
+            "cpu_s": ld.cpu_s,
             "stand_in": proc.get("stand_in", False), "stand_in_for": proc.get("stand_in_for"),
             "available": proc.get("available", True) and ld.error is None,
             "reason": proc.get("reason") or ld.error,
@@ -207,6 +210,16 @@ class LoadSet:
             if err.strip():
                 rec["stderr_tail"] = err.strip()[-500:]
         return rec
+
+
+def _cpu_seconds(pid):
+    """utime + stime of a live process (all its threads), or None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def _read(path):

@@ -1,0 +1,180 @@
+"""The lab's own cgroups, on cgroup v2 where the machine has it and v1 otherwise.
+
+A LabCgroups object creates one uniquely named parent group (airlab-<pid>-<random>) with
+one child per role ("engine", "loads"), applies CPU sets, bandwidth limits and weights,
+lets a child process join a role before exec (`join_preexec`), and on `remove()` kills
+whatever is still inside and deletes every directory it made. Nothing else is touched."""
+import os
+import signal
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path("/sys/fs/cgroup")
+V1_CONTROLLERS = ("cpu", "cpuset")
+
+
+class CgroupError(Exception):
+    """The machine cannot apply what a setup asks for (the message says why)."""
+
+
+def detect():
+    """("v2", None) | ("v1", None) | (None, reason): which cgroup interface can limit CPUs."""
+    if (ROOT / "cgroup.controllers").exists():
+        ctrl = (ROOT / "cgroup.controllers").read_text().split()
+        missing = [c for c in V1_CONTROLLERS if c not in ctrl]
+        if missing:
+            return None, f"cgroup v2 without the {', '.join(missing)} controller(s)"
+        return ("v2", None) if os.access(ROOT, os.W_OK) else (None, f"{ROOT} is not writable (run as root)")
+    missing = [c for c in V1_CONTROLLERS if not (ROOT / c / "tasks").exists()]
+    if missing:
+        return None, f"no cgroup v2 and no v1 {', '.join(missing)} hierarchy mounted under {ROOT}"
+    if not os.access(ROOT / "cpu", os.W_OK):
+        return None, f"{ROOT / 'cpu'} is not writable (run as root)"
+    return "v1", None
+
+
+def _write(path, value):
+    try:
+        Path(path).write_text(str(value))
+    except OSError as e:
+        raise CgroupError(f"cannot write {value!r} to {path}: {e.strerror}") from None
+
+
+class LabCgroups:
+    def __init__(self, roles=("engine", "loads")):
+        self.version, reason = detect()
+        if not self.version:
+            raise CgroupError(reason)
+        self.name = f"airlab-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.roles = roles
+        self.made = []  # directories to remove, children first at removal
+        if self.version == "v2":
+            self._make_v2()
+        else:
+            self._make_v1()
+
+    # --- creation
+    def _make_v2(self):
+        subtree = ROOT / "cgroup.subtree_control"
+        enabled = subtree.read_text().split()
+        for c in V1_CONTROLLERS:
+            if c not in enabled:
+                _write(subtree, f"+{c}")
+        parent = ROOT / self.name
+        parent.mkdir()
+        self.made.append(parent)
+        _write(parent / "cgroup.subtree_control", " ".join(f"+{c}" for c in V1_CONTROLLERS))
+        for role in self.roles:
+            (parent / role).mkdir()
+            self.made.append(parent / role)
+
+    def _make_v1(self):
+        for c in V1_CONTROLLERS:
+            parent = ROOT / c / self.name
+            parent.mkdir()
+            self.made.append(parent)
+            if c == "cpuset":  # v1 cpusets start empty: inherit the parent's CPUs and memory
+                for f in ("cpuset.cpus", "cpuset.mems"):
+                    _write(parent / f, (ROOT / c / f).read_text().strip())
+            for role in self.roles:
+                (parent / role).mkdir()
+                self.made.append(parent / role)
+                if c == "cpuset":
+                    for f in ("cpuset.cpus", "cpuset.mems"):
+                        _write(parent / role / f, (parent / f).read_text().strip())
+
+    def _dirs(self, role):
+        if self.version == "v2":
+            return [ROOT / self.name / role]
+        return [ROOT / c / self.name / role for c in V1_CONTROLLERS]
+
+    def _dir(self, role, controller):
+        return ROOT / self.name / role if self.version == "v2" else ROOT / controller / self.name / role
+
+    # --- settings
+    def set_cpus(self, role, cpus):
+        _write(self._dir(role, "cpuset") / "cpuset.cpus", cpus)
+        return {"cpuset.cpus": self._dir(role, "cpuset").joinpath("cpuset.cpus").read_text().strip()}
+
+    def set_quota(self, role, cpu_share, period_us=100000):
+        quota = max(1000, int(cpu_share * period_us))
+        d = self._dir(role, "cpu")
+        if self.version == "v2":
+            _write(d / "cpu.max", f"{quota} {period_us}")
+            return {"cpu.max": (d / "cpu.max").read_text().strip()}
+        _write(d / "cpu.cfs_period_us", period_us)
+        _write(d / "cpu.cfs_quota_us", quota)
+        return {"cpu.cfs_quota_us": quota, "cpu.cfs_period_us": period_us}
+
+    def set_weight(self, role, weight):
+        """weight on the v2 scale (1-10000, default 100); v1 shares = weight * 1024 / 100."""
+        d = self._dir(role, "cpu")
+        if self.version == "v2":
+            _write(d / "cpu.weight", weight)
+            return {"cpu.weight": weight}
+        shares = max(2, weight * 1024 // 100)
+        _write(d / "cpu.shares", shares)
+        return {"cpu.shares": shares}
+
+    # --- membership
+    def join_preexec(self, role):
+        """A function for subprocess preexec_fn: moves the child into the role's groups."""
+        files = [str(d / "cgroup.procs") for d in self._dirs(role)]
+
+        def join():
+            pid = str(os.getpid())
+            for f in files:
+                with open(f, "w") as fh:
+                    fh.write(pid)
+        return join
+
+    def pids(self, role=None):
+        out = set()
+        for r in ([role] if role else self.roles):
+            for d in self._dirs(r):
+                try:
+                    out.update(int(x) for x in (d / "cgroup.procs").read_text().split())
+                except OSError:
+                    pass
+        return out
+
+    def paths(self):
+        return [str(p) for p in self.made]
+
+    # --- clean-up
+    def remove(self):
+        """Kill whatever is left inside, then delete every directory this object made."""
+        deadline = time.monotonic() + 5
+        while self.pids() and time.monotonic() < deadline:
+            for pid in self.pids():
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.02)
+        errors = []
+        for d in reversed(self.made):
+            for _ in range(50):  # a just-killed task may take a moment to leave
+                try:
+                    d.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError as e:
+                    err = e
+                    time.sleep(0.02)
+            else:
+                errors.append(f"{d}: {err.strerror}")
+        self.made = []
+        if errors:
+            raise CgroupError("could not remove " + "; ".join(errors))
+
+
+def leftover_lab_groups():
+    """Lab cgroups that exist now (for tests and `airlab doctor`)."""
+    found = []
+    for base in [ROOT, *(ROOT / c for c in V1_CONTROLLERS)]:
+        if base.is_dir():
+            found += [str(p) for p in base.glob("airlab-*") if p.is_dir()]
+    return found

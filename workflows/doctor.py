@@ -1,0 +1,108 @@
+"""`airlab doctor`: what this machine supports, and the reason for every "no"."""
+import os
+import shutil
+import subprocess
+import tempfile
+
+from workflows import cgroups, machine, perf
+from workflows.paths import AIRLOAD, AIRPDES
+
+HELP = """\
+Lists, for this machine: cores and topology (hwloc), kernel, the cgroup interface and its
+controllers, whether perf software and hardware counters work, whether the private SLURM
+for the gang setup can be started, which load kinds and setups are available. Every "no"
+comes with its reason. Exit 0 (it reports; it does not judge).
+
+  airlab doctor            everything (starts a private SLURM for a few seconds)
+  airlab doctor --quick    skip the SLURM start-up check
+"""
+
+
+def register(sub):
+    import argparse
+    p = sub.add_parser("doctor", help="what this machine supports (and why not)", description=HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="do not start SLURM to check gang scheduling")
+    p.set_defaults(func=doctor_cmd)
+
+
+def _line(ok, what, detail=""):
+    mark = {True: "yes ", False: "no  ", None: "    "}[ok]
+    print(f"  {mark} {what}{': ' + detail if detail else ''}")
+
+
+def topology():
+    if not shutil.which("lstopo-no-graphics"):
+        return "hwloc is not installed (Debian package hwloc)"
+    out = subprocess.run(["lstopo-no-graphics", "--no-io", "--of", "console"], capture_output=True,
+                         text=True, timeout=30)
+    lines = [ln.strip() for ln in out.stdout.splitlines() if ln.strip()]
+    return "; ".join(lines[:6]) if lines else out.stderr.strip()
+
+
+def perf_status():
+    """(software ok, hardware ok, detail) from a real `perf stat` of a short command."""
+    with tempfile.TemporaryDirectory() as d:
+        argv, missing = perf.wrap(["true"], f"{d}/perf.csv")
+        if missing:
+            return False, False, missing
+        run = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+        counters = perf.read(f"{d}/perf.csv")
+        if run.returncode != 0:
+            return False, False, run.stderr.strip()[-200:]
+    sw = counters["task-clock"]["status"] == "ok"
+    hw = counters["cycles"]
+    return sw, hw["status"] == "ok", hw["reason"] or ""
+
+
+def doctor_cmd(args):
+    from loads.profiles import list_profiles, resolve_profile
+    from workflows.setups import list_setups, open_setup
+    f = machine.facts()
+    print("machine")
+    _line(None, "cores", f"{f['cores']} usable ({f['online_cpus']} online), {f['cpu_model']}")
+    _line(None, "kernel", f["kernel"])
+    _line(None, "topology", topology())
+    print("engine")
+    _line(os.access(AIRPDES, os.X_OK), "airpdes", str(AIRPDES))
+    _line(os.access(AIRLOAD, os.X_OK), "airload", str(AIRLOAD))
+    _line(os.path.exists("/proc/thread-self/schedstat"), "rq detector",
+          "/proc/thread-self/schedstat" + ("" if os.path.exists("/proc/thread-self/schedstat") else " is missing"))
+    print("cgroups")
+    version, reason = cgroups.detect()
+    _line(bool(version), "cpu and cpuset control", version or reason)
+    left = cgroups.leftover_lab_groups()
+    _line(not left, "no leftover lab cgroups", ", ".join(left))
+    print("perf")
+    sw, hw, detail = perf_status()
+    _line(sw, "software counters (task-clock, context switches, ...)")
+    _line(hw, "hardware counters (cycles, cache misses)", "" if hw else
+          f"{detail}; the engine's locality figure stands in for cache misses")
+    print("setups")
+    for name in list_setups():
+        s = open_setup(name)
+        ok, why = s.availability()
+        if ok and s.kind == "gang" and not args.quick:
+            ok, why = _gang_start_check()
+        _line(ok, f"{name} ({s.kind})", why or "")
+    print("profiles")
+    for name in list_profiles():
+        r = resolve_profile(name)
+        tag = " [stand-in]" if r["stand_in"] else ""
+        why = r["reasons"] or sorted({f"stand-in because {p['replaces_unavailable'].split(':')[0]}"
+                                      for p in r["processes"] if p.get("replaces_unavailable")})
+        _line(r["available"], name + tag, "; ".join(why))
+    return 0
+
+
+def _gang_start_check():
+    from workflows.slurm import GangCluster
+    with tempfile.TemporaryDirectory() as d:
+        g = GangCluster(d)
+        try:
+            g.start()
+            return True, "a private SLURM started and stopped"
+        except Exception as e:
+            return False, f"could not start a private SLURM: {e}"
+        finally:
+            g.stop()

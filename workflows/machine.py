@@ -1,0 +1,40 @@
+"""Facts about the machine a trial ran on, recorded in every trial."""
+import os
+import platform
+import socket
+import subprocess
+
+from workflows import cgroups
+from workflows.paths import ROOT
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def facts():
+    version, reason = cgroups.detect()
+    return {"cores": len(os.sched_getaffinity(0)), "online_cpus": os.cpu_count(),
+            "kernel": platform.release(), "cpu_model": cpu_model(),
+            "cgroup": version or f"unusable: {reason}", "hostname": socket.gethostname()}
+
+
+def lab_version():
+    """The git commit of the lab (with '+dirty' for uncommitted changes), or 'unknown'."""
+    try:
+        rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"],
+                             capture_output=True, text=True, timeout=10)
+        if rev.returncode != 0:
+            return "unknown"
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return rev.stdout.strip() + ("+dirty" if dirty else "")
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"

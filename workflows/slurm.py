@@ -1,0 +1,206 @@
+"""A private, single-node SLURM for the `gang` setup (paper section 8.7).
+
+GangCluster writes a slurm.conf of its own (PreemptMode=GANG, a partition with
+OverSubscribe=FORCE:2 and SchedulerTimeSlice), starts its own munged, slurmctld and slurmd
+on private ports and sockets in the trial's work folder, runs the engine and each load as
+separate jobs (`srun` with every CPU, so they cannot run at the same time and SLURM
+time-slices them), and on stop() cancels every job and stops the daemons it started.
+The machine's own SLURM, if any, is never touched."""
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+DAEMONS = ("munged", "slurmctld", "slurmd", "srun", "scontrol", "squeue", "scancel")
+MUNGE_KEY = Path("/etc/munge/munge.key")
+
+
+def availability():
+    missing = [d for d in DAEMONS if not shutil.which(d) and not Path(f"/usr/sbin/{d}").exists()]
+    if missing:
+        return False, f"SLURM is not installed ({', '.join(missing)} missing; Debian packages slurm-wlm munge)"
+    if os.geteuid() != 0:
+        return False, "gang needs root to start a private slurmd"
+    if not MUNGE_KEY.exists():
+        return False, f"{MUNGE_KEY} is missing (create one with mungekey or reinstall munge)"
+    return True, None
+
+
+def _which(name):
+    return shutil.which(name) or f"/usr/sbin/{name}"
+
+
+def _free_port():
+    for _ in range(50):
+        port = random.randint(20000, 40000)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+                return port
+            except OSError:
+                continue
+    raise RuntimeError("no free TCP port for slurmctld")
+
+
+class GangError(Exception):
+    pass
+
+
+class GangCluster:
+    def __init__(self, workdir, time_slice_s=5):
+        self.dir = Path(workdir) / "slurm"
+        self.time_slice_s = int(time_slice_s)
+        self.node = "airlab-node"
+        self.procs = {}
+        self.env = None
+        self.cores = len(os.sched_getaffinity(0))
+
+    def _conf(self):
+        d = self.dir
+        ctl, node = _free_port(), _free_port()
+        return f"""# written by airlab (workflows/slurm.py) for one trial; removed with it
+ClusterName=airlab
+SlurmctldHost=localhost(127.0.0.1)
+SlurmctldPort={ctl}
+SlurmdPort={node}
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket={d}/munge.socket
+StateSaveLocation={d}/state
+SlurmdSpoolDir={d}/spool
+SlurmctldPidFile={d}/slurmctld.pid
+SlurmdPidFile={d}/slurmd.pid
+SlurmctldLogFile={d}/slurmctld.log
+SlurmdLogFile={d}/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+MpiDefault=none
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+PreemptMode=GANG
+SchedulerTimeSlice={self.time_slice_s}
+ReturnToService=2
+SlurmdTimeout=30
+InactiveLimit=0
+KillWait=2
+NodeName={self.node} NodeHostname={socket.gethostname()} NodeAddr=127.0.0.1 CPUs={self.cores} State=UNKNOWN
+PartitionName=gang Nodes={self.node} Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:2
+"""
+
+    def start(self):
+        d = self.dir
+        for sub in ("state", "spool"):
+            (d / sub).mkdir(parents=True, exist_ok=True)
+        (d / "slurm.conf").write_text(self._conf())
+        self.env = {**os.environ, "SLURM_CONF": str(d / "slurm.conf")}
+        try:
+            self._daemon("munged", [_which("munged"), "-F", "--force", f"--socket={d}/munge.socket",
+                                    f"--key-file={MUNGE_KEY}", f"--pid-file={d}/munged.pid",
+                                    f"--log-file={d}/munged.log", f"--seed-file={d}/munged.seed"])
+            self._wait_for(lambda: (d / "munge.socket").exists(), "munged socket")
+            self._daemon("slurmctld", [_which("slurmctld"), "-D", "-i", "-f", str(d / "slurm.conf")])
+            self._daemon("slurmd", [_which("slurmd"), "-D", "-N", self.node, "-f", str(d / "slurm.conf")])
+            self._wait_for(self._node_ready, "the SLURM node to be idle")
+        except Exception:
+            self.stop()
+            raise
+
+    def _daemon(self, name, argv):
+        log = open(self.dir / f"{name}.out", "wb")
+        self.procs[name] = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=self.env,
+                                            stdin=subprocess.DEVNULL, start_new_session=True)
+        log.close()
+
+    def _wait_for(self, cond, what, timeout=30):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for name, p in self.procs.items():
+                if p.poll() is not None:
+                    tail = (self.dir / f"{name}.out").read_text(errors="replace")[-400:]
+                    raise GangError(f"{name} exited ({p.returncode}) while waiting for {what}: {tail}")
+            if cond():
+                return
+            time.sleep(0.2)
+        raise GangError(f"timed out waiting for {what} (logs in {self.dir})")
+
+    def _node_ready(self):
+        out = subprocess.run([_which("sinfo"), "-h", "-o", "%t"], capture_output=True, text=True,
+                             env=self.env, timeout=10)
+        return out.returncode == 0 and out.stdout.strip() in ("idle", "mix", "alloc")
+
+    def wrap(self, argv, role):
+        """argv as a separate SLURM job that asks for every CPU (so jobs take turns)."""
+        # `env` so srun finds this cluster's configuration whatever the caller's environment.
+        return ["env", f"SLURM_CONF={self.dir / 'slurm.conf'}", _which("srun"), "--quiet", "-N1", "-n1", f"-c{self.cores}", f"--job-name=airlab-{role}",
+                "--oversubscribe", "--kill-on-bad-exit=1", f"--chdir={os.getcwd()}",
+                f"--export=ALL,SLURM_CONF={self.dir / 'slurm.conf'}", "--", *argv]
+
+    def env_for_clients(self):
+        return self.env
+
+    def jobs(self):
+        """[(job id, name, state)] of this cluster's jobs."""
+        if not self.env:
+            return []
+        out = subprocess.run([_which("squeue"), "-h", "-o", "%i %j %T"], capture_output=True, text=True,
+                             env=self.env, timeout=10)
+        return [tuple(line.split()) for line in out.stdout.splitlines() if line.strip()]
+
+    def describe(self):
+        return {"slurm_conf": str(self.dir / "slurm.conf"), "time_slice_s": self.time_slice_s,
+                "preempt_mode": "GANG", "oversubscribe": "FORCE:2", "cpus_per_job": self.cores}
+
+    def stop(self):
+        """Cancel every job, stop the daemons, return the jobs that were still there."""
+        left = []
+        if self.env and self.procs.get("slurmctld") and self.procs["slurmctld"].poll() is None:
+            try:
+                left = self.jobs()
+                if left:
+                    subprocess.run([_which("scancel"), "--full", *[j[0] for j in left]], env=self.env,
+                                   capture_output=True, timeout=15)
+                    deadline = time.monotonic() + 10
+                    while self.jobs() and time.monotonic() < deadline:
+                        time.sleep(0.2)
+            except (subprocess.TimeoutExpired, OSError):
+                pass
+        for name in ("slurmd", "slurmctld", "munged"):
+            p = self.procs.pop(name, None)
+            if p is None:
+                continue
+            for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 5)):
+                if p.poll() is not None:
+                    break
+                try:
+                    os.killpg(p.pid, sig)
+                    p.wait(wait)
+                except (ProcessLookupError, subprocess.TimeoutExpired):
+                    pass
+        _kill_stray_steps(self.dir)
+        return [list(j) for j in left]
+
+
+def _kill_stray_steps(conf_dir):
+    """slurmstepd processes of this cluster that outlived slurmd (they hold our jobs)."""
+    marker = str(conf_dir).encode()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            if Path(f"/proc/{pid}/comm").read_text().strip() != "slurmstepd":
+                continue
+            env = Path(f"/proc/{pid}/environ").read_bytes()
+            if marker in env:
+                os.kill(int(pid), signal.SIGKILL)
+        except OSError:
+            continue

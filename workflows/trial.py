@@ -1,0 +1,277 @@
+"""One trial: one engine run with one interference profile under one scheduling setup,
+measured and written to one JSON file (docs/interfaces.md, "Trial JSON").
+
+The order of events: check everything that can be checked before anything starts (engine
+options via `airpdes --check`, profile, setup, output path); apply the setup; start the
+engine under perf and, at the same instant t0, the profile's loads (their offsets count
+from t0); wait for the engine (bounded by the timeout); stop the loads; undo the setup;
+write the result atomically. On an error, a timeout or SIGINT/SIGTERM every process,
+cgroup and SLURM job is removed and no result file is written."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import jsonschema
+
+from loads.launcher import LoadSet
+from loads.profiles import ProfileError, resolve_profile
+from workflows import machine, perf
+from workflows.paths import AIRPDES, SCHEMAS
+from workflows.setups import SetupError, open_setup
+
+SCHEMA_ID = "airlab.trial/1"
+RUNNER_OWNED = ("--json", "--timeline", "--help", "--check")
+
+
+class TrialError(Exception):
+    """The trial ran but failed (engine error, timeout): exit 1, no result file."""
+
+
+class TrialUnavailable(Exception):
+    """This machine cannot run the trial (a setup or load kind it lacks): exit 3."""
+
+
+class UsageProblem(Exception):
+    """Bad input: exit 2."""
+
+
+class Interrupted(Exception):
+    pass
+
+
+def _say(msg):
+    print(f"airlab trial: {msg}", file=sys.stderr, flush=True)
+
+
+def check_inputs(profile, setup, out, engine_opts):
+    """Everything that can be refused before anything starts. Returns (profile, setup)."""
+    for opt in engine_opts:
+        if opt.split("=")[0] in RUNNER_OWNED:
+            raise UsageProblem(f"engine option {opt} is set by the trial runner; leave it out")
+    if not os.access(AIRPDES, os.X_OK):
+        raise UsageProblem(f"{AIRPDES} is missing: build the engine (make build)")
+    chk = subprocess.run([str(AIRPDES), *engine_opts, "--check"], capture_output=True, text=True, timeout=60)
+    if chk.returncode != 0:
+        raise UsageProblem(f"engine options: {chk.stderr.strip() or 'rejected'}")
+    out = Path(out)
+    if out.is_dir():
+        raise UsageProblem(f"--out {out} is a directory")
+    if not _creatable(out.parent) or not os.access(out.parent, os.W_OK):
+        raise UsageProblem(f"--out {out}: cannot write in {out.parent}")
+    try:
+        prof = resolve_profile(profile)
+    except ProfileError as e:
+        raise UsageProblem(e.errors[0])
+    try:
+        st = open_setup(setup)
+    except SetupError as e:
+        raise UsageProblem(str(e))
+    return prof, st
+
+
+def _creatable(d):
+    try:
+        Path(d).mkdir(parents=True, exist_ok=True)
+        return True
+    except OSError:
+        return False
+
+
+def _status_field(pid, field):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        return None
+
+
+def _observe(pid):
+    """What the kernel says about a process right now: the evidence a setup took effect."""
+    if pid is None:
+        return None
+    try:
+        cg = Path(f"/proc/{pid}/cgroup").read_text().split()
+        stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return {"gone": True}
+    return {"cpus_allowed": _status_field(pid, "Cpus_allowed_list"),
+            "nice": int(stat[16]), "policy": int(stat[38]),
+            "cgroups": [c for c in cg if "airlab-" in c]}
+
+
+def _descendant(pid, name):
+    """The first descendant of pid whose command name is `name` (airpdes under perf/srun)."""
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            if Path(f"/proc/{p}/comm").read_text().strip() == name:
+                return p
+            kids = Path(f"/proc/{p}/task/{p}/children").read_text().split()
+        except OSError:
+            continue
+        todo += [int(k) for k in kids]
+    return None
+
+
+def _kill_group(p):
+    if p and p.poll() is None:
+        try:
+            os.killpg(p.pid, signal.SIGTERM)
+            p.wait(3)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            pass
+    if p:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait()
+
+
+def _read_timeline(path):
+    rows = []
+    try:
+        with open(path) as f:
+            next(f)
+            for line in f:
+                t, g, c, a = line.strip().split(",")
+                rows.append({"t_s": float(t), "gvt": float(g), "committed_events": int(c),
+                             "active_threads": int(a)})
+    except (OSError, StopIteration):
+        pass
+    return rows
+
+
+def run_trial(profile, setup, out, engine_opts, rep=0, timeout=600.0, labels=None,
+              allow_unavailable=False):
+    """Run one trial and write its JSON to `out`. Returns the trial dict."""
+    prof, st = check_inputs(profile, setup, out, engine_opts)
+    started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    trial_id = Path(out).stem
+    reasons = list(prof["reasons"])
+    ok, why = st.availability()
+    if not ok:
+        reasons.append(f"setup {st.name}: {why}")
+    if reasons:
+        if not allow_unavailable:
+            raise TrialUnavailable("; ".join(reasons))
+        record = {"schema": SCHEMA_ID, "status": "unavailable", "reasons": reasons,
+                  "trial": {"id": trial_id, "rep": rep, "profile": prof["name"], "setup": st.name,
+                            "timeout_s": timeout, "started_at": started_at,
+                            "finished_at": started_at, "labels": labels or {}},
+                  "engine_argv": [str(AIRPDES), *engine_opts], "profile": prof,
+                  "machine": machine.facts(), "runner": _runner()}
+        _write_atomic(out, record)
+        _say(f"{trial_id}: unavailable here: {'; '.join(reasons)}")
+        return record
+
+    def interrupted(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one is enough; let clean-up finish
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise Interrupted(signal.Signals(signum).name)
+    old = {s: signal.signal(s, interrupted) for s in (signal.SIGTERM, signal.SIGINT)}
+    engine = None
+    try:
+        with tempfile.TemporaryDirectory(prefix="airlab-trial-") as wd:
+            wd = Path(wd)
+            with st.applied(wd) as applied:
+                eng_json, eng_tl, perf_out = wd / "engine.json", wd / "timeline.csv", wd / "perf.csv"
+                bare = [str(AIRPDES), *engine_opts, "--quiet", "--json", str(eng_json), "--timeline", str(eng_tl)]
+                argv, perf_missing = perf.wrap(bare, perf_out)
+                if applied.engine_hooks.wrap_argv:
+                    argv = list(applied.engine_hooks.wrap_argv(argv))
+                with LoadSet(prof, hooks=applied.load_hooks, workdir=wd / "loads") as loads:
+                    _say(f"{trial_id}: profile {prof['name']}, setup {st.name}, rep {rep}: "
+                         f"running {' '.join(engine_opts)}")
+                    with open(wd / "engine.stderr", "wb") as err:
+                        t0 = time.monotonic()
+                        engine = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err,
+                                                  stdin=subprocess.DEVNULL, start_new_session=True,
+                                                  preexec_fn=applied.engine_hooks.preexec)
+                    loads.start(t0)
+                    time.sleep(0.05)
+                    observed = {"engine": _observe(_descendant(engine.pid, "airpdes")),
+                                "loads": [_observe(ld.popen.pid if ld.popen else None) for ld in loads.loads]}
+                    try:
+                        rc = engine.wait(timeout)
+                    except subprocess.TimeoutExpired:
+                        raise TrialError(f"the engine did not finish within --timeout {timeout:g} s")
+                    records = loads.stop()
+                applied.applied["observed"] = observed
+                setup_record = applied.record()
+            if rc != 0 or not eng_json.exists():
+                tail = (wd / "engine.stderr").read_text(errors="replace").strip().splitlines()[-3:]
+                raise TrialError(f"the engine failed (exit {rc}): {' | '.join(tail) or 'no message'}")
+            engine_result = json.loads(eng_json.read_text())
+            counters = perf.read(perf_out, perf_missing)
+            timeline = _read_timeline(eng_tl)
+    except Interrupted as e:
+        raise TrialError(f"interrupted by {e}; nothing was written") from None
+    finally:
+        _kill_group(engine)
+        for s, h in old.items():
+            signal.signal(s, h)
+
+    pes = engine_result.get("pes", [])
+    iters = sum(p.get("iterations", 0) for p in pes)
+    record = {
+        "schema": SCHEMA_ID, "status": "ok",
+        "trial": {"id": trial_id, "rep": rep, "profile": prof["name"], "setup": st.name,
+                  "timeout_s": timeout, "started_at": started_at,
+                  "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                  "labels": labels or {}},
+        "engine": engine_result, "engine_argv": bare, "timeline": timeline, "loads": records,
+        "profile": prof, "perf": counters,
+        "locality": {"non_primary_iteration_share":
+                     (sum(p.get("non_primary_iterations", 0) for p in pes) / iters) if iters else None,
+                     "source": "engine",
+                     "note": "iterations run on a PE by a thread other than its primary; stands in "
+                             "for cache-miss counters where the machine has none"},
+        "setup": setup_record, "machine": machine.facts(),
+        "commands": [argv] + [r["argv"] for r in records if r["argv"]],
+        "runner": _runner(), "wall_s": engine_result["wall_s"],
+    }
+    validate(record)
+    _write_atomic(out, record)
+    _say(f"{trial_id}: done in {record['wall_s']:.2f} s, {engine_result['committed_events']} events "
+         f"committed, efficiency {engine_result['efficiency']:.3f} -> {out}")
+    return record
+
+
+def _runner():
+    return {"version": machine.lab_version(), "python": sys.version.split()[0]}
+
+
+_schema = None
+
+
+def validate(record):
+    global _schema
+    if _schema is None:
+        _schema = json.loads((SCHEMAS / "trial.schema.json").read_text())
+    jsonschema.validate(record, _schema)
+
+
+def _write_atomic(path, data):
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp.{os.getpid()}")
+    try:
+        with open(tmp, "w") as f:
+            json.dump(data, f, indent=1)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+

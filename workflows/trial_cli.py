@@ -1,0 +1,65 @@
+"""`airlab trial`: run one trial by hand (the workflow runs the same code for every trial)."""
+import argparse
+import sys
+
+from workflows.cli import UsageError
+
+HELP = """\
+Run one trial: the engine (engine/build/airpdes) with the ENGINE OPTIONS after `--`,
+next to the loads of --profile, under the scheduling --setup, measured (engine JSON,
+timeline, perf counters, each load's own figures) and written atomically to --out.
+
+examples:
+  airlab trial --profile cpu-1 --setup cfs --out results/try/fm.json -- \\
+      --mode fm --threads 2 --lps-per-pe 1000 --remote 0.4 --end-time 5000
+  airlab trial --profile onoff-ctp1000 --setup cpuset --out t.json -- --mode ladm --threads 2
+
+exit status: 0 written, 1 the trial failed (engine error, timeout, interrupted; nothing
+written), 2 bad input, 3 this machine cannot run it (the reason is printed; with
+--allow-unavailable a record with status "unavailable" is written instead, exit 0).
+"""
+
+
+def register(sub):
+    p = sub.add_parser("trial", help="run one trial (engine + loads + setup) into a JSON file",
+                       description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--profile", required=True, help="interference profile name or YAML file")
+    p.add_argument("--setup", default="cfs", help="scheduling setup name or YAML file [cfs]")
+    p.add_argument("--out", required=True, help="result JSON file (written atomically)")
+    p.add_argument("--rep", type=int, default=0, help="repetition number, recorded [0]")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds before the engine is stopped [600]")
+    p.add_argument("--label", action="append", default=[], metavar="KEY=VALUE",
+                   help="metadata recorded in trial.labels (repeatable)")
+    p.add_argument("--allow-unavailable", action="store_true",
+                   help="write a status 'unavailable' record instead of failing when the machine lacks something")
+    p.add_argument("engine_options", nargs=argparse.REMAINDER, help="-- then the airpdes options")
+    p.set_defaults(func=trial_cmd)
+
+
+def trial_cmd(args):
+    from workflows.trial import TrialError, TrialUnavailable, UsageProblem, run_trial
+    opts = args.engine_options
+    if opts and opts[0] == "--":
+        opts = opts[1:]
+    if not opts:
+        raise UsageError("give the engine options after --, e.g. -- --mode fm --threads 2")
+    if args.timeout <= 0 or args.rep < 0:
+        raise UsageError("--timeout must be > 0 and --rep >= 0")
+    labels = {}
+    for item in args.label:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--label {item!r}: use KEY=VALUE")
+        labels[key] = value
+    try:
+        run_trial(args.profile, args.setup, args.out, opts, rep=args.rep, timeout=args.timeout,
+                  labels=labels, allow_unavailable=args.allow_unavailable)
+    except UsageProblem as e:
+        raise UsageError(str(e))
+    except TrialUnavailable as e:
+        print(f"airlab trial: unavailable on this machine: {e}", file=sys.stderr)
+        return 3
+    except TrialError as e:
+        print(f"airlab trial: failed: {e}", file=sys.stderr)
+        return 1
+    return 0

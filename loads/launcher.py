@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from loads import kinds
+from loads import kinds, proctags
 
 STOP_GRACE_S = 3.0
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -43,6 +43,8 @@ class ProcessHooks:
 class _Load:
     def __init__(self, index, proc, workdir):
         self.proc = proc
+        self.index = index
+        self.id = None
         self.dir = Path(workdir) / f"{index:02d}-{proc['name']}"
         self.popen = None
         self.argv = None
@@ -59,6 +61,8 @@ class LoadSet:
         self.workdir = Path(workdir or f"/tmp/airlab-loads-{os.getpid()}")
         self.tag = uuid.uuid4().hex
         self.loads = [_Load(i, p, self.workdir) for i, p in enumerate(profile["processes"])]
+        for ld in self.loads:
+            ld.id = f"{self.tag}.{ld.index}"
         for ld in self.loads:
             if ld.proc.get("available", True):
                 kinds.prepare(ld.proc)
@@ -150,7 +154,7 @@ class LoadSet:
             if self.hooks.wrap_argv:
                 argv = list(self.hooks.wrap_argv(argv, ld.proc))
             ld.argv = argv
-            env = {**os.environ, **extra_env, "AIRLAB_LOAD_SET": self.tag}
+            env = {**os.environ, **extra_env, "AIRLAB_LOAD_SET": self.tag, "AIRLAB_LOAD_ID": ld.id}
             user_preexec = self.hooks.preexec
 
             def preexec():
@@ -173,7 +177,8 @@ class LoadSet:
         p = ld.popen
         if p is None or ld.stopped is not None:
             return
-        ld.cpu_s = _cpu_seconds(p.pid)  # before it exits: its own CPU time, all threads
+        # Before it exits: the CPU time of every process of this load (wrappers, srun jobs).
+        ld.cpu_s = proctags.cpu_seconds(proctags.find("AIRLAB_LOAD_ID", ld.id))
         if p.poll() is None:
             _signal_group(p.pid, signal.SIGTERM)
             try:
@@ -212,16 +217,6 @@ class LoadSet:
         return rec
 
 
-def _cpu_seconds(pid):
-    """utime + stime of a live process (all its threads), or None once it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return None
-
-
 def _read(path):
     try:
         return Path(path).read_text(errors="replace")
@@ -256,20 +251,4 @@ def _cpu_list(text):
 
 def processes_tagged(tag=None):
     """PIDs of live processes started by a LoadSet (any set, or the one with this tag)."""
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                env = f.read().split(b"\0")
-            with open(f"/proc/{pid}/stat") as f:
-                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
-                    continue
-        except OSError:
-            continue
-        for item in env:
-            if item.startswith(b"AIRLAB_LOAD_SET=") and (tag is None or item[16:].decode() == tag):
-                found.append(int(pid))
-                break
-    return found
+    return proctags.find("AIRLAB_LOAD_SET", tag)

@@ -153,7 +153,9 @@ class AppliedSetup:
         errors = []
         if self.gang:
             try:
-                self.applied["slurm_jobs"] = self.gang.stop()
+                self.applied["jobs_left_at_end"] = self.gang.stop()
+                self.applied["job_states"] = self.gang.states
+                self.applied["jobs_alternated"] = self.gang.alternated()
             except Exception as e:  # keep cleaning up the rest
                 errors.append(str(e))
             self.gang = None

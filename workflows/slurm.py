@@ -3,7 +3,7 @@
 GangCluster writes a slurm.conf of its own (PreemptMode=GANG, a partition with
 OverSubscribe=FORCE:2 and SchedulerTimeSlice), starts its own munged, slurmctld and slurmd
 on private ports and sockets in the trial's work folder, runs the engine and each load as
-separate jobs (`srun` with every CPU, so they cannot run at the same time and SLURM
+separate batch jobs (each asking for every CPU, so they cannot run at the same time and SLURM
 time-slices them), and on stop() cancels every job and stops the daemons it started.
 The machine's own SLURM, if any, is never touched."""
 import os
@@ -12,10 +12,12 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
+import threading
 import time
 from pathlib import Path
 
-DAEMONS = ("munged", "slurmctld", "slurmd", "srun", "scontrol", "squeue", "scancel")
+DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "scontrol", "squeue", "scancel")
 MUNGE_KEY = Path("/etc/munge/munge.key")
 
 
@@ -58,6 +60,9 @@ class GangCluster:
         self.procs = {}
         self.env = None
         self.cores = len(os.sched_getaffinity(0))
+        self.states = []          # [(seconds since start, {job name: state})]: the evidence
+        self._sampler = None
+        self._stop_sampling = threading.Event()
 
     def _conf(self):
         d = self.dir
@@ -111,6 +116,8 @@ PartitionName=gang Nodes={self.node} Default=YES MaxTime=INFINITE State=UP OverS
             self._daemon("slurmctld", [_which("slurmctld"), "-D", "-i", "-f", str(d / "slurm.conf")])
             self._daemon("slurmd", [_which("slurmd"), "-D", "-N", self.node, "-f", str(d / "slurm.conf")])
             self._wait_for(self._node_ready, "the SLURM node to be idle")
+            self._sampler = threading.Thread(target=self._sample_states, daemon=True)
+            self._sampler.start()
         except Exception:
             self.stop()
             raise
@@ -139,11 +146,10 @@ PartitionName=gang Nodes={self.node} Default=YES MaxTime=INFINITE State=UP OverS
         return out.returncode == 0 and out.stdout.strip() in ("idle", "mix", "alloc")
 
     def wrap(self, argv, role):
-        """argv as a separate SLURM job that asks for every CPU (so jobs take turns)."""
-        # `env` so srun finds this cluster's configuration whatever the caller's environment.
-        return ["env", f"SLURM_CONF={self.dir / 'slurm.conf'}", _which("srun"), "--quiet", "-N1", "-n1", f"-c{self.cores}", f"--job-name=airlab-{role}",
-                "--oversubscribe", "--kill-on-bad-exit=1", f"--chdir={os.getcwd()}",
-                f"--export=ALL,SLURM_CONF={self.dir / 'slurm.conf'}", "--", *argv]
+        """argv as a separate SLURM batch job that asks for every CPU, so jobs take turns
+        (workflows/slurm_job.py waits for it and relays its output and exit code)."""
+        return [sys.executable, "-m", "workflows.slurm_job", "--conf", str(self.dir / "slurm.conf"),
+                "--name", f"airlab-{role}", "--cpus", str(self.cores), "--", *argv]
 
     def env_for_clients(self):
         return self.env
@@ -156,12 +162,39 @@ PartitionName=gang Nodes={self.node} Default=YES MaxTime=INFINITE State=UP OverS
                              env=self.env, timeout=10)
         return [tuple(line.split()) for line in out.stdout.splitlines() if line.strip()]
 
+    def _sample_states(self):
+        """Record which job runs and which is suspended, twice a second, for the trial."""
+        t0 = time.monotonic()
+        while not self._stop_sampling.wait(0.5):
+            try:
+                jobs = self.jobs()
+            except (subprocess.TimeoutExpired, OSError):
+                continue
+            if jobs:
+                snap = {name: state for _, name, state in jobs}
+                if not self.states or self.states[-1][1] != snap:
+                    self.states.append((round(time.monotonic() - t0, 2), snap))
+
+    def alternated(self):
+        """True when the engine and a load each ran while the other was suspended."""
+        seen = set()
+        for _, snap in self.states:
+            if snap.get("airlab-engine") == "RUNNING" and "SUSPENDED" in snap.values():
+                seen.add("engine ran, load suspended")
+            if snap.get("airlab-engine") == "SUSPENDED" and "RUNNING" in snap.values():
+                seen.add("load ran, engine suspended")
+        return len(seen) == 2
+
     def describe(self):
         return {"slurm_conf": str(self.dir / "slurm.conf"), "time_slice_s": self.time_slice_s,
                 "preempt_mode": "GANG", "oversubscribe": "FORCE:2", "cpus_per_job": self.cores}
 
     def stop(self):
         """Cancel every job, stop the daemons, return the jobs that were still there."""
+        self._stop_sampling.set()
+        if self._sampler:
+            self._sampler.join()
+            self._sampler = None
         left = []
         if self.env and self.procs.get("slurmctld") and self.procs["slurmctld"].poll() is None:
             try:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import jsonschema
 
+from loads import proctags
 from loads.launcher import LoadSet
 from loads.profiles import ProfileError, resolve_profile
 from workflows import machine, perf
@@ -107,18 +108,14 @@ def _observe(pid):
             "cgroups": [c for c in cg if "airlab-" in c]}
 
 
-def _descendant(pid, name):
-    """The first descendant of pid whose command name is `name` (airpdes under perf/srun)."""
-    todo = [pid]
-    while todo:
-        p = todo.pop()
+def _engine_pid(tag):
+    """The airpdes process of this trial (found by its tag: under perf, srun or slurmstepd)."""
+    for pid in proctags.find("AIRLAB_TRIAL", tag):
         try:
-            if Path(f"/proc/{p}/comm").read_text().strip() == name:
-                return p
-            kids = Path(f"/proc/{p}/task/{p}/children").read_text().split()
+            if Path(f"/proc/{pid}/comm").read_text().strip() == "airpdes":
+                return pid
         except OSError:
-            continue
-        todo += [int(k) for k in kids]
+            pass
     return None
 
 
@@ -192,14 +189,16 @@ def run_trial(profile, setup, out, engine_opts, rep=0, timeout=600.0, labels=Non
                 with LoadSet(prof, hooks=applied.load_hooks, workdir=wd / "loads") as loads:
                     _say(f"{trial_id}: profile {prof['name']}, setup {st.name}, rep {rep}: "
                          f"running {' '.join(engine_opts)}")
+                    tag = f"{trial_id}.{os.getpid()}.{time.monotonic_ns()}"
                     with open(wd / "engine.stderr", "wb") as err:
                         t0 = time.monotonic()
                         engine = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err,
+                                                  env={**os.environ, "AIRLAB_TRIAL": tag},
                                                   stdin=subprocess.DEVNULL, start_new_session=True,
                                                   preexec_fn=applied.engine_hooks.preexec)
                     loads.start(t0)
                     time.sleep(0.05)
-                    observed = {"engine": _observe(_descendant(engine.pid, "airpdes")),
+                    observed = {"engine": _observe(_engine_pid(tag)),
                                 "loads": [_observe(ld.popen.pid if ld.popen else None) for ld in loads.loads]}
                     try:
                         rc = engine.wait(timeout)
@@ -207,7 +206,7 @@ def run_trial(profile, setup, out, engine_opts, rep=0, timeout=600.0, labels=Non
                         raise TrialError(f"the engine did not finish within --timeout {timeout:g} s")
                     records = loads.stop()
                 applied.applied["observed"] = observed
-                setup_record = applied.record()
+            setup_record = applied.record()  # after the setup is undone: includes what it saw
             if rc != 0 or not eng_json.exists():
                 tail = (wd / "engine.stderr").read_text(errors="replace").strip().splitlines()[-3:]
                 raise TrialError(f"the engine failed (exit {rc}): {' | '.join(tail) or 'no message'}")
@@ -221,6 +220,17 @@ def run_trial(profile, setup, out, engine_opts, rep=0, timeout=600.0, labels=Non
         for s, h in old.items():
             signal.signal(s, h)
 
+    warnings = []
+    if st.kind == "gang":
+        slice_s = st.spec.get("time_slice_s", 5)
+        if engine_result["wall_s"] < 2 * slice_s:
+            warnings.append(f"gang: the engine ran {engine_result['wall_s']:.1f} s, less than two "
+                            f"{slice_s} s time slices, so SLURM may never have switched jobs; use a longer run")
+    for r in records:
+        if r["available"] and r["figures"].get("throughput") is None and not r["cpu_s"]:
+            r["figures"]["error"] = "the load never ran during the trial (pending or suspended throughout)"
+    for w in warnings:
+        _say(f"warning: {w}")
     pes = engine_result.get("pes", [])
     iters = sum(p.get("iterations", 0) for p in pes)
     record = {
@@ -238,7 +248,7 @@ def run_trial(profile, setup, out, engine_opts, rep=0, timeout=600.0, labels=Non
                              "for cache-miss counters where the machine has none"},
         "setup": setup_record, "machine": machine.facts(),
         "commands": [argv] + [r["argv"] for r in records if r["argv"]],
-        "runner": _runner(), "wall_s": engine_result["wall_s"],
+        "runner": _runner(), "wall_s": engine_result["wall_s"], "warnings": warnings,
     }
     validate(record)
     _write_atomic(out, record)

@@ -150,7 +150,9 @@ int main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     if (delay > 0) {
         struct timespec d = {(time_t)delay, (long)((delay - floor(delay)) * 1e9)};
-        if (sigtimedwait(&sigs, NULL, &d) > 0) duration = 0; /* stopped before it started */
+        int got;
+        while ((got = sigtimedwait(&sigs, NULL, &d)) < 0 && errno == EINTR) {} /* see below */
+        if (got > 0) duration = 0; /* stopped before it started */
     }
 
     load_stats *st = calloc((size_t)nthreads, sizeof *st);
@@ -164,8 +166,15 @@ int main(int argc, char **argv)
     if (duration < 0) {
         while (sigwaitinfo(&sigs, NULL) < 0 && errno == EINTR) {}
     } else if (duration > 0) {
-        struct timespec d = {(time_t)duration, (long)((duration - floor(duration)) * 1e9)};
-        sigtimedwait(&sigs, NULL, &d);
+        /* Wait for a signal or the deadline. Being stopped and continued (SIGSTOP/SIGCONT,
+         * as SLURM's gang scheduler does) interrupts sigtimedwait with EINTR: wait again
+         * for the time left, so --duration is wall time from the start. */
+        for (;;) {
+            double left = duration - (now_s() - t0);
+            if (left <= 0) break;
+            struct timespec d = {(time_t)left, (long)((left - floor(left)) * 1e9)};
+            if (sigtimedwait(&sigs, NULL, &d) >= 0 || errno == EAGAIN) break;
+        }
     }
     atomic_store(&stop_flag, 1);
     for (int i = 0; i < started; i++) pthread_join(tid[i], NULL);

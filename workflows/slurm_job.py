@@ -1,0 +1,85 @@
+"""Run one program as a SLURM batch job of the lab's private cluster and behave like the
+program itself: wait for it, relay its output, exit with its exit code, and pass SIGTERM /
+SIGINT on to it (scancel --signal). Used by the gang setup for the engine and every load.
+
+Why a batch job and not `srun`: under gang scheduling a new job is often suspended the
+moment it is allocated, and srun then fails to create its job step ("Job/step already
+completing"); a batch job's program is launched by SLURM itself and simply waits.
+
+    python -m workflows.slurm_job --conf SLURM_CONF --name airlab-load --cpus 2 -- argv...
+"""
+import argparse
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+FINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY",
+         "BOOT_FAIL", "DEADLINE"}
+
+
+def job_state(jobid, env):
+    out = subprocess.run(["scontrol", "-o", "show", "job", jobid], capture_output=True, text=True,
+                         env=env, timeout=30).stdout
+    state = re.search(r"JobState=(\S+)", out)
+    code = re.search(r"ExitCode=(\d+):(\d+)", out)
+    return (state.group(1) if state else None,
+            (int(code.group(1)) if int(code.group(2)) == 0 else 128 + int(code.group(2))) if code else None)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--conf", required=True)
+    ap.add_argument("--name", required=True)
+    ap.add_argument("--cpus", type=int, required=True)
+    ap.add_argument("argv", nargs="+")
+    a = ap.parse_args()
+    env = {**os.environ, "SLURM_CONF": a.conf}
+    work = tempfile.mkdtemp(prefix="airlab-job-")
+    script, out, err = (os.path.join(work, n) for n in ("job.sh", "stdout", "stderr"))
+    with open(script, "w") as f:  # argv quoted item by item: no shell string from config
+        f.write("#!/bin/sh\nexec " + shlex.join(a.argv) + "\n")
+    os.chmod(script, 0o755)
+    sub = subprocess.run(["sbatch", "--parsable", f"--job-name={a.name}", "-N1", "-n1", f"-c{a.cpus}",
+                          "--oversubscribe", f"--chdir={os.getcwd()}", f"--output={out}", f"--error={err}",
+                          "--export=ALL", script], capture_output=True, text=True, env=env, timeout=60)
+    if sub.returncode != 0:
+        print(f"slurm_job: sbatch failed: {sub.stderr.strip()}", file=sys.stderr)
+        return 1
+    jobid = sub.stdout.strip().split(";")[0]
+    stopping = []
+
+    def forward(signum, frame):
+        if not stopping:
+            stopping.append(signum)
+            subprocess.run(["scancel", f"--signal={signal.Signals(signum).name[3:]}", "--full", jobid],
+                           env=env, capture_output=True, timeout=30)
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    code, deadline = None, None
+    while True:
+        state, code = job_state(jobid, env)
+        if state in FINAL or state is None:
+            break
+        if stopping and deadline is None:
+            deadline = time.monotonic() + 5
+        if deadline and time.monotonic() > deadline:  # it ignored the signal: cancel outright
+            subprocess.run(["scancel", jobid], env=env, capture_output=True, timeout=30)
+            deadline = time.monotonic() + 30
+        time.sleep(0.1)
+    for path, stream in ((out, sys.stdout), (err, sys.stderr)):
+        try:
+            with open(path) as f:
+                stream.write(f.read())
+        except OSError:
+            pass
+    sys.stdout.flush()
+    return code if code is not None else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,35 @@
+"""perf stat CSV parsing on recorded outputs: a VM without hardware counters, and a
+machine where perf multiplexed counters (scaled values, <not counted>)."""
+from pathlib import Path
+
+from workflows import perf
+
+DATA = Path(__file__).parent / "data" / "perf"
+
+
+def test_vm_without_hardware_counters():
+    c = perf.parse((DATA / "vm-no-hardware.csv").read_text())
+    assert c["task-clock"] == {"value": 16.60, "unit": "msec", "status": "ok", "reason": None}
+    assert c["context-switches"]["value"] == 3 and c["duration_time"]["unit"] == "ns"
+    for hw in ("cycles", "instructions", "cache-references", "cache-misses", "LLC-load-misses"):
+        assert c[hw]["status"] == "not supported" and c[hw]["value"] is None and c[hw]["reason"]
+
+
+def test_multiplexed_and_not_counted():
+    c = perf.parse((DATA / "multiplexed.csv").read_text())
+    assert c["task-clock"]["value"] == 2043.11  # ':u' modifiers are stripped
+    assert c["cycles"]["value"] == 6412000000 and c["cycles"]["scaled_from_pct"] == 74.98
+    assert c["cache-references"]["status"] == "not counted" and c["cache-references"]["value"] is None
+    assert c["LLC-load-misses"]["status"] == "not supported"
+
+
+def test_every_event_is_reported_even_when_perf_is_missing():
+    c = perf.parse("", "perf is not installed")
+    assert set(c) == set(perf.EVENTS)
+    assert all(v["status"] == "unavailable" and v["reason"] == "perf is not installed" for v in c.values())
+
+
+def test_garbage_lines_do_not_break_parsing():
+    c = perf.parse("garbage\n,,\nnot-a-number,,task-clock,0,100.00,,\n")
+    assert c["task-clock"]["status"] == "not counted"
+    assert c["cycles"]["status"] == "unavailable"

@@ -204,6 +204,7 @@ class LoadSet:
             "pid": None if ld.popen is None else ld.popen.pid,
             "cpu_s": ld.cpu_s,
             "stand_in": proc.get("stand_in", False), "stand_in_for": proc.get("stand_in_for"),
+            "replaces_unavailable": proc.get("replaces_unavailable"),
             "available": proc.get("available", True) and ld.error is None,
             "reason": proc.get("reason") or ld.error,
             "figures": {"throughput": None, "unit": None},

@@ -93,6 +93,9 @@ def _message(err):
         return f"{err.instance!r} is not a count: {err.schema['description']}"
     if err.validator == "not":
         return "give either duration_s or stop_s, not both"
+    bounds = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}
+    if err.validator in bounds:
+        return f"{err.instance!r} is out of range: it must be {bounds[err.validator]} {err.validator_value}"
     return err.message
 
 

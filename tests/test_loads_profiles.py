@@ -92,3 +92,13 @@ def test_airlab_profiles_lists_and_checks(airlab_cmd):
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2
     assert bad.stdout.count("FAIL") >= 3
+
+
+def test_guide_example_validates(tmp_path):
+    """docs/profiles.md's complete example stays a valid profile."""
+    import re
+    guide = (Path(__file__).parent.parent / "docs" / "profiles.md").read_text()
+    for i, block in enumerate(re.findall(r"```yaml\n(.*?)```", guide, re.S)):
+        path = tmp_path / f"example-{i}.yaml"
+        path.write_text(block)
+        load_file(path)

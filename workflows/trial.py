@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -32,6 +33,10 @@ RUNNER_OWNED = ("--json", "--timeline", "--help", "--check")
 
 class TrialError(Exception):
     """The trial ran but failed (engine error, timeout): exit 1, no result file."""
+
+
+class TrialInterrupted(Exception):
+    """SIGINT/SIGTERM: everything stopped, nothing written, exit 130."""
 
 
 class TrialUnavailable(Exception):
@@ -119,18 +124,21 @@ def _engine_pid(tag):
     return None
 
 
-def _kill_group(p):
-    if p and p.poll() is None:
+def _kill_group(p, wait=True):
+    """Stop a process group: SIGTERM, then SIGKILL after 3 s (or at once when not waiting)."""
+    if p is None:
+        return
+    if p.returncode is None and wait:
         try:
             os.killpg(p.pid, signal.SIGTERM)
             p.wait(3)
         except (ProcessLookupError, subprocess.TimeoutExpired):
             pass
-    if p:
-        try:
-            os.killpg(p.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    if wait:
         p.wait()
 
 
@@ -152,6 +160,7 @@ def run_trial(profile, setup, out, engine_opts, rep=0, timeout=600.0, labels=Non
               allow_unavailable=False):
     """Run one trial and write its JSON to `out`. Returns the trial dict."""
     prof, st = check_inputs(profile, setup, out, engine_opts)
+    started_unix = time.time()
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     trial_id = Path(out).stem
     reasons = list(prof["reasons"])
@@ -197,12 +206,22 @@ def run_trial(profile, setup, out, engine_opts, rep=0, timeout=600.0, labels=Non
                                                   stdin=subprocess.DEVNULL, start_new_session=True,
                                                   preexec_fn=applied.engine_hooks.preexec)
                     loads.start(t0)
-                    time.sleep(0.05)
-                    observed = {"engine": _observe(_engine_pid(tag)),
+                    # The evidence that the setup took effect, read once from the processes
+                    # we started (the engine inherits perf's cgroup, affinity and priority).
+                    # Cheap on purpose: any CPU the runner burns now is interference with
+                    # the run it measures. Under gang the job states are the evidence.
+                    observed = {"engine": None if st.kind == "gang" else _observe(engine.pid),
                                 "loads": [_observe(ld.popen.pid if ld.popen else None) for ld in loads.loads]}
+                    # Block in wait() (no polling wake-ups); a timer enforces the timeout.
+                    timed_out = threading.Event()
+                    timer = threading.Timer(timeout, lambda: (timed_out.set(), _kill_group(engine, wait=False)))
+                    timer.daemon = True
+                    timer.start()
                     try:
-                        rc = engine.wait(timeout)
-                    except subprocess.TimeoutExpired:
+                        rc = engine.wait()
+                    finally:
+                        timer.cancel()
+                    if timed_out.is_set():
                         raise TrialError(f"the engine did not finish within --timeout {timeout:g} s")
                     records = loads.stop()
                 applied.applied["observed"] = observed
@@ -214,7 +233,7 @@ def run_trial(profile, setup, out, engine_opts, rep=0, timeout=600.0, labels=Non
             counters = perf.read(perf_out, perf_missing)
             timeline = _read_timeline(eng_tl)
     except Interrupted as e:
-        raise TrialError(f"interrupted by {e}; nothing was written") from None
+        raise TrialInterrupted(f"interrupted by {e}; nothing was written") from None
     finally:
         _kill_group(engine)
         for s, h in old.items():
@@ -238,7 +257,7 @@ def run_trial(profile, setup, out, engine_opts, rep=0, timeout=600.0, labels=Non
         "trial": {"id": trial_id, "rep": rep, "profile": prof["name"], "setup": st.name,
                   "timeout_s": timeout, "started_at": started_at,
                   "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                  "labels": labels or {}},
+                  "started_unix": started_unix, "finished_unix": time.time(), "labels": labels or {}},
         "engine": engine_result, "engine_argv": bare, "timeline": timeline, "loads": records,
         "profile": prof, "perf": counters,
         "locality": {"non_primary_iteration_share":
@@ -255,6 +274,17 @@ def run_trial(profile, setup, out, engine_opts, rep=0, timeout=600.0, labels=Non
     _say(f"{trial_id}: done in {record['wall_s']:.2f} s, {engine_result['committed_events']} events "
          f"committed, efficiency {engine_result['efficiency']:.3f} -> {out}")
     return record
+
+
+def write_failure(out, profile, setup, engine_opts, rep, reason, labels=None):
+    """A clearly marked failed record (status "failed", no measurements), so a workflow can
+    report the failure and go on; never mistaken for a result."""
+    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    _write_atomic(out, {"schema": SCHEMA_ID, "status": "failed", "reasons": [reason],
+                        "trial": {"id": Path(out).stem, "rep": rep, "profile": profile, "setup": setup,
+                                  "started_at": now, "finished_at": now, "labels": labels or {}},
+                        "engine_argv": [str(AIRPDES), *engine_opts], "profile": {"name": profile},
+                        "machine": machine.facts(), "runner": _runner()})
 
 
 def _runner():

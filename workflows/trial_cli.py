@@ -14,8 +14,8 @@ examples:
       --mode fm --threads 2 --lps-per-pe 1000 --remote 0.4 --end-time 5000
   airlab trial --profile onoff-ctp1000 --setup cpuset --out t.json -- --mode ladm --threads 2
 
-exit status: 0 written, 1 the trial failed (engine error, timeout, interrupted; nothing
-written), 2 bad input, 3 this machine cannot run it (the reason is printed; with
+exit status: 0 written, 1 the trial failed (engine error, timeout; nothing written),
+130 interrupted (nothing written), 2 bad input, 3 this machine cannot run it (the reason is printed; with
 --allow-unavailable a record with status "unavailable" is written instead, exit 0).
 """
 
@@ -32,12 +32,16 @@ def register(sub):
                    help="metadata recorded in trial.labels (repeatable)")
     p.add_argument("--allow-unavailable", action="store_true",
                    help="write a status 'unavailable' record instead of failing when the machine lacks something")
+    p.add_argument("--record-failure", action="store_true",
+                   help="on an engine error or timeout write a status 'failed' record (exit 0) "
+                        "so a workflow reports it and goes on; interrupts still write nothing")
     p.add_argument("engine_options", nargs=argparse.REMAINDER, help="-- then the airpdes options")
     p.set_defaults(func=trial_cmd)
 
 
 def trial_cmd(args):
-    from workflows.trial import TrialError, TrialUnavailable, UsageProblem, run_trial
+    from workflows.trial import (TrialError, TrialInterrupted, TrialUnavailable, UsageProblem,
+                                 run_trial, write_failure)
     opts = args.engine_options
     if opts and opts[0] == "--":
         opts = opts[1:]
@@ -59,7 +63,14 @@ def trial_cmd(args):
     except TrialUnavailable as e:
         print(f"airlab trial: unavailable on this machine: {e}", file=sys.stderr)
         return 3
+    except TrialInterrupted as e:
+        print(f"airlab trial: {e}", file=sys.stderr)
+        return 130
     except TrialError as e:
         print(f"airlab trial: failed: {e}", file=sys.stderr)
+        if args.record_failure:
+            write_failure(args.out, args.profile, args.setup, opts, args.rep, str(e), labels)
+            print(f"airlab trial: recorded the failure in {args.out}", file=sys.stderr)
+            return 0
         return 1
     return 0

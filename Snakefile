@@ -1,0 +1,82 @@
+# airlab: re-measure the AIR paper on this machine.
+#
+#   snakemake --cores all reproduce_figures     every experiment at config's scale + report
+#   snakemake --cores all smoke                 a tiny version of four experiments (minutes)
+#   snakemake --cores all fig08_one_load        one experiment (target = file stem, '-' -> '_')
+#   snakemake --cores all bench                 the engine benchmarks (printed, not asserted)
+#   snakemake -n reproduce_figures              what would run (and the time estimate)
+#
+# Configuration: configs/config.yaml (scale, repetitions), configs/experiments/*.yaml (one
+# per paper figure), configs/profiles/ (loads), configs/setups/ (scheduling). Results go to
+# results/<scale>/; reproduce_figures also copies the report to results/report.html and the
+# summary to results/tables/summary.csv. The workflow profile (profiles/default/) is loaded
+# automatically: keep-going, rerun-incomplete, and one trial at a time.
+import shlex
+import sys
+
+from snakemake.utils import min_version, validate
+
+from workflows.experiments import ExperimentError, all_trials
+
+min_version("9.0")
+
+configfile: "configs/config.yaml"
+validate(config, "configs/schemas/config.schema.json")
+
+PY = sys.executable                       # Snakemake's interpreter: the lab's venv
+AIRLAB = [PY, "-m", "workflows.cli"]      # the `airlab` command, whatever PATH says
+SCALE = config["scale"]
+
+try:
+    PLAN = {SCALE: all_trials(config, SCALE)}
+    if SCALE != "smoke":
+        PLAN["smoke"] = all_trials(config, "smoke")
+except ExperimentError as e:
+    raise WorkflowError(str(e))
+
+# (scale, experiment, trial id) -> trial
+TRIALS = {(s, e, t["id"]): t for s, exps in PLAN.items() for e, (_, ts) in exps.items() for t in ts}
+
+
+def target_name(exp):
+    return exp.replace("-", "_")
+
+
+include: "workflows/trials.smk"
+include: "workflows/analysis.smk"
+
+
+onstart:
+    n = sum(len(ts) for _, ts in PLAN[SCALE].values())
+    print(f"airlab: scale {SCALE}: {len(PLAN[SCALE])} experiments, {n} trials "
+          f"(estimate: {estimate_minutes(PLAN[SCALE]):.0f} min on this machine; trials run one at a time)",
+          file=sys.stderr)
+
+
+rule reproduce_figures:
+    """Every experiment at the configured scale, the summary and the report."""
+    input:
+        report=f"results/{SCALE}/report.html",
+        summary=f"results/{SCALE}/tables/summary.csv",
+    output:
+        report="results/report.html",
+        summary="results/tables/summary.csv",
+    shell:
+        "cp {input.report} {output.report} && cp {input.summary} {output.summary} && "
+        "echo 'airlab: report at {output.report} (summary: {output.summary})'"
+
+
+rule smoke:
+    """A tiny version of four experiments, end to end, with the report."""
+    input:
+        "results/smoke/report.html",
+        "results/smoke/tables/summary.csv",
+    shell:
+        "echo 'airlab: smoke report at {input[0]}'"
+
+
+rule bench:
+    """The engine benchmarks (engine/bench/): printed figures, medians of repeated runs."""
+    threads: workflow.cores
+    shell:
+        "{PY} engine/bench/run_bench.py && {PY} engine/bench/bench_pcs_conservative.py"

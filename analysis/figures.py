@@ -1,0 +1,189 @@
+"""One figure per experiment (PNG and SVG) from its table: measured mean with 95% CI error
+bars per x and series, and the proportional-slowdown prediction drawn as a line (Eq. 1/2
+for fixed mapping, Eq. 3 for the adaptive modes, as the experiment asks). Timeline figures
+draw active threads over wall time with the ideal (threads minus loads running).
+
+    python -m analysis.figures --experiment configs/experiments/X.yaml --table T.csv \
+        --out results/<scale>/figures/X.png [--trials TRIAL.json ...]
+"""
+import argparse
+import csv
+import json
+
+import os
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from analysis.stats import mean_ci  # noqa: E402
+from workflows.experiments import load_experiment  # noqa: E402
+
+LABELS = {"slowdown": "slowdown (loaded / no-load time)", "wall_s": "run time (s)",
+          "efficiency": "efficiency (committed / processed)", "locality": "PE iterations off the primary thread",
+          "load_slowdown": "the loads' own slowdown", "event_rate": "committed events/s",
+          "n_loads": "CPU-bound loads (CPUs demanded)", "ctp_us": "CTP (us)", "remote": "remote share",
+          "epg": "event granularity (EPG)", "apte_threshold": "APTE threshold", "active_threads": "active threads"}
+
+
+def _num(v):
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def read_rows(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def grouped(rows, x, series, y):
+    """{series value: [(x value, mean, ci, n)]} over ok, non-baseline rows."""
+    out = {}
+    for r in rows:
+        if r["status"] != "ok" or r["baseline"] == "1" or _num(r.get(y)) is None:
+            continue
+        out.setdefault(r.get(series, "") if series else "", {}).setdefault(r[x], []).append(_num(r[y]))
+    result = {}
+    for s, by_x in out.items():
+        pts = []
+        for xv, vals in by_x.items():
+            m, h, n = mean_ci(vals)
+            pts.append((xv, m, h, n))
+        pts.sort(key=lambda p: (_num(p[0]) is None, _num(p[0]) if _num(p[0]) is not None else 0, str(p[0])))
+        result[s] = pts
+    return result
+
+
+def prediction(rows, x, series, kind):
+    """{series: [(x, predicted slowdown)]}; 'auto' = Eq. 3 for adm/ladm rows, else Eq. 1."""
+    out = {}
+    for r in rows:
+        if r["status"] != "ok" or r["baseline"] == "1":
+            continue
+        col = "pred_eq3" if kind == "eq3" or (kind == "auto" and r["mode"] in ("adm", "ladm")) else "pred_eq1"
+        v = _num(r.get(col))
+        if v is not None:
+            out.setdefault(r.get(series, "") if series else "", {}).setdefault(r[x], []).append(v)
+    return {s: sorted(((xv, sum(v) / len(v)) for xv, v in d.items()), key=lambda p: _num(p[0]) or 0)
+            for s, d in out.items()}
+
+
+def panel(ax, rows, plot, y):
+    x, series = plot["x"], plot.get("series")
+    data = grouped(rows, x, series, y)
+    if not data:
+        ax.text(0.5, 0.5, "no successful trials", ha="center", va="center", transform=ax.transAxes)
+        return
+    kind = plot["kind"]
+    xs_all = sorted({p[0] for pts in data.values() for p in pts}, key=lambda v: (_num(v) is None, _num(v) or 0, v))
+    numeric = all(_num(v) is not None for v in xs_all) and kind == "line"
+    width = 0.8 / max(1, len(data))
+    for i, (s, pts) in enumerate(sorted(data.items())):
+        label = f"{series}={s}" if series else "measured"
+        if numeric:
+            ax.errorbar([_num(p[0]) for p in pts], [p[1] for p in pts], yerr=[p[2] for p in pts],
+                        marker="o", capsize=3, label=label)
+        else:
+            pos = [xs_all.index(p[0]) + (i - (len(data) - 1) / 2) * width for p in pts]
+            ax.bar(pos, [p[1] for p in pts], width=width, yerr=[p[2] for p in pts], capsize=3, label=label)
+    if not numeric:
+        ax.set_xticks(range(len(xs_all)))
+        ax.set_xticklabels(xs_all, rotation=20, ha="right", fontsize=8)
+    pred_kind = plot.get("prediction", "none")
+    if y == "slowdown" and pred_kind != "none":
+        for s, pts in sorted(prediction(rows, x, series, pred_kind).items()):
+            if numeric:
+                ax.plot([_num(p[0]) for p in pts], [p[1] for p in pts], "k--" if not s else "--", alpha=0.6,
+                        label=f"prediction ({pred_kind}){' ' + str(s) if s else ''}")
+            else:
+                for p in pts:
+                    xi = xs_all.index(p[0]) if p[0] in xs_all else None
+                    if xi is not None:
+                        ax.hlines(p[1], xi - 0.4, xi + 0.4, colors="k", linestyles="dashed", alpha=0.6)
+        ax.axhline(1.0, color="grey", lw=0.5)
+    if plot.get("logx") and numeric:
+        ax.set_xscale("log")
+    ax.set_xlabel(LABELS.get(x, x))
+    ax.set_ylabel(LABELS.get(y, y))
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+
+
+def timeline_panel(ax, trials, plot):
+    series = plot.get("series")
+    for path in trials:
+        d = json.loads(Path(path).read_text())
+        if d.get("status") != "ok" or d["trial"]["id"].startswith("base-"):
+            continue
+        tl = d["timeline"]
+        cfg = d["engine"]["config"]
+        label = f"{cfg.get('detector')}-{cfg.get('reactivation')}" if series else d["trial"]["id"]
+        ax.step([r["t_s"] for r in tl], [r["active_threads"] for r in tl], where="post", label=label)
+        threads, cores = cfg["threads"], d["machine"]["cores"]
+        end = tl[-1]["t_s"] if tl else 0
+        ts = sorted({0.0, end} | {t for ld in d["loads"] for t in (ld["start_s"], ld["stop_s"]) if t is not None})
+        ideal = []
+        for t in ts:
+            ne = sum(ld["threads"] for ld in d["loads"] if ld["start_s"] is not None and ld["start_s"] <= t
+                     and (ld["stop_s"] is None or ld["stop_s"] > t))
+            ideal.append(max(1, min(threads, cores - ne)))
+        ax.step(ts, ideal, where="post", color="k", ls="--", alpha=0.6)
+    ax.plot([], [], "k--", alpha=0.6, label="ideal: cores - loads")
+    ax.set_xlabel("wall time (s)")
+    ax.set_ylabel("active threads")
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+
+
+def draw(exp, rows, trials, out, reason=None):
+    plot = exp["plot"]
+    panels = [plot["y"]] + ([plot["y2"]] if plot.get("y2") else [])
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.4 * len(panels), 4.4), squeeze=False)
+    if reason:
+        axes[0][0].text(0.5, 0.5, f"not measured here:\n{reason}", ha="center", va="center", wrap=True,
+                        transform=axes[0][0].transAxes)
+        axes[0][0].set_axis_off()
+    elif plot["kind"] == "timeline":
+        timeline_panel(axes[0][0], trials, plot)
+    else:
+        for ax, y in zip(axes[0], panels):
+            panel(ax, rows, plot, y)
+    stand_in = any(r.get("stand_in") == "1" for r in rows)
+    fig.suptitle(f"{exp['figure']}: {exp['title']}" + (" [PARSEC stand-ins]" if stand_in else ""), fontsize=10)
+    fig.tight_layout()
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for target in (out, out.with_suffix(".svg")):
+        tmp = target.with_name(f".{target.stem}.tmp.{os.getpid()}{target.suffix}")
+        fig.savefig(tmp, dpi=110)
+        os.replace(tmp, target)
+    plt.close(fig)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--experiment", required=True)
+    ap.add_argument("--table", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--trials", nargs="*", default=[])
+    a = ap.parse_args(argv)
+    exp = load_experiment(a.experiment)
+    rows = read_rows(a.table)
+    ok = [r for r in rows if r["status"] == "ok"]
+    reason = None
+    if not ok:
+        reasons = sorted({r["reason"] for r in rows if r["reason"]})
+        reason = "; ".join(reasons) or "no trial succeeded"
+    draw(exp, rows, a.trials, a.out, reason)
+    print(f"figures: {a.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+
+    sys.exit(main())

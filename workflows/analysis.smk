@@ -1,0 +1,74 @@
+# Analysis: per experiment a table, a figure (PNG + SVG); then the summary of the paper's
+# claims and the report. These are light jobs that may run in parallel with each other.
+
+
+def trial_files(scale, exp):
+    return [f"results/{scale}/trials/{exp}/{t['id']}.json" for t in PLAN[scale][exp][1]]
+
+
+def solo_files(scale, exp):
+    e, trials = PLAN[scale][exp]
+    if not e.get("load_solo"):
+        return []
+    profiles = sorted({t["profile"] for t in trials if t["profile"] != "none"})
+    return [f"results/{scale}/trials/{exp}/solo-{p}.json" for p in profiles]
+
+
+rule table:
+    input:
+        trials=lambda wc: trial_files(wc.scale, wc.exp),
+        solo=lambda wc: solo_files(wc.scale, wc.exp),
+    output:
+        "results/{scale}/tables/{exp}.csv",
+    wildcard_constraints:
+        exp=r"fig[A-Za-z0-9.\-]+",
+    params:
+        figure=lambda wc: PLAN[wc.scale][wc.exp][0]["figure"],
+    shell:
+        "{PY:q} -m analysis.aggregate --experiment {wildcards.exp} --figure {params.figure:q} "
+        "--out {output} --solo {input.solo} -- {input.trials}"
+
+
+rule figure:
+    input:
+        table="results/{scale}/tables/{exp}.csv",
+        trials=lambda wc: trial_files(wc.scale, wc.exp),
+    output:
+        png="results/{scale}/figures/{exp}.png",
+        svg="results/{scale}/figures/{exp}.svg",
+    shell:
+        "{PY:q} -m analysis.figures --experiment {wildcards.exp} --table {input.table} "
+        "--out {output.png} --trials {input.trials}"
+
+
+rule summary:
+    input:
+        tables=lambda wc: [f"results/{wc.scale}/tables/{e}.csv" for e in PLAN[wc.scale]],
+        claims=config["claims"],
+    output:
+        "results/{scale}/tables/summary.csv",
+    shell:
+        "{PY:q} -m analysis.claims --claims {input.claims} --out {output} {input.tables}"
+
+
+rule report:
+    input:
+        summary="results/{scale}/tables/summary.csv",
+        figures=lambda wc: [f"results/{wc.scale}/figures/{e}.png" for e in PLAN[wc.scale]],
+        tables=lambda wc: [f"results/{wc.scale}/tables/{e}.csv" for e in PLAN[wc.scale]],
+    output:
+        "results/{scale}/report.html",
+    params:
+        experiments=lambda wc: " ".join(
+            f"--experiment {e} results/{wc.scale}/figures/{e}.png results/{wc.scale}/tables/{e}.csv"
+            for e in PLAN[wc.scale]),
+    shell:
+        "{PY:q} -m analysis.report --scale {wildcards.scale} --summary {input.summary} "
+        "--out {output} {params.experiments}"
+
+
+# One target per experiment: snakemake --cores all fig08_one_load
+for _exp in PLAN[SCALE]:
+    rule:
+        name: target_name(_exp)
+        input: f"results/{SCALE}/figures/{_exp}.png"

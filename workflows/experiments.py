@@ -1,0 +1,159 @@
+"""Experiments: one YAML file per paper figure or table (configs/experiments/), expanded
+into trials for a scale. Used by the Snakefile (to name every trial file) and by the
+analysis (to know what each trial was).
+
+Expansion: every combination of the sweep's values, for every repetition, plus one no-load
+baseline (profile none, setup cfs) per engine configuration, so each trial's slowdown has
+its matching baseline."""
+import itertools
+import json
+import os
+import re
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from workflows.paths import CONFIGS, EXPERIMENTS, SCHEMAS
+
+TRIAL_VARS = ("profile", "setup")  # sweep variables that are not engine options
+
+
+class ExperimentError(Exception):
+    pass
+
+
+def _validator(name):
+    with open(SCHEMAS / name) as f:
+        return jsonschema.Draft202012Validator(json.load(f))
+
+
+def _schema_errors(data, schema_name, source):
+    errs = sorted(_validator(schema_name).iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
+    return [f"{source}: {'.'.join(map(str, e.absolute_path)) or '(top level)'}: {e.message}" for e in errs]
+
+
+def load_config(path=CONFIGS / "config.yaml", overrides=None):
+    with open(path) as f:
+        cfg = yaml.safe_load(f)
+    cfg.update(overrides or {})
+    errors = _schema_errors(cfg, "config.schema.json", str(path))
+    if errors:
+        raise ExperimentError("; ".join(errors))
+    return cfg
+
+
+def list_experiments():
+    return sorted(p.stem for p in EXPERIMENTS.glob("*.yaml"))
+
+
+def load_experiment(name_or_path):
+    p = Path(name_or_path)
+    path = p if p.suffix == ".yaml" else EXPERIMENTS / f"{name_or_path}.yaml"
+    try:
+        data = yaml.safe_load(path.read_text())
+    except OSError as e:
+        raise ExperimentError(f"{path}: cannot read: {e.strerror}")
+    except yaml.YAMLError as e:
+        raise ExperimentError(f"{path}: not valid YAML: {e}")
+    if not isinstance(data, dict):
+        raise ExperimentError(f"{path}: (top level): an experiment is a mapping")
+    errors = _schema_errors(data, "experiment.schema.json", str(path))
+    plot = data.get("plot") or {}
+    sweep = data.get("sweep") or {}
+    for key in ("x", "series"):
+        var = plot.get(key)
+        if var and var not in sweep and var not in ("n_loads", "ctp_us", "t_s"):
+            errors.append(f"{path}: plot.{key}: '{var}' is not a sweep variable ({', '.join(sweep)}) "
+                          "nor a derived one (n_loads, ctp_us)")
+    for var in data.get("engine", {}):
+        if var in TRIAL_VARS:
+            errors.append(f"{path}: engine.{var}: {var} is a trial variable; put it under sweep")
+    if errors:
+        raise ExperimentError("; ".join(errors))
+    data["name"] = path.stem
+    return data
+
+
+def at_scale(value, scale):
+    """A value that may be given per scale ({smoke: .., quick: .., paper: ..})."""
+    if isinstance(value, dict) and set(value) == {"smoke", "quick", "paper"}:
+        return value[scale]
+    return value
+
+
+def _engine_value(v, cores):
+    if isinstance(v, str) and v.startswith("cores"):
+        from loads.profiles import resolve_count
+        return resolve_count(v, cores)
+    return v
+
+
+def engine_argv(options):
+    argv = []
+    for key, value in sorted(options.items()):
+        flag = "--" + key.replace("_", "-")
+        if value is True:
+            argv.append(flag)
+        elif value is not False and value is not None:
+            argv += [flag, str(value)]
+    return argv
+
+
+def _slug(value):
+    return re.sub(r"[^A-Za-z0-9.]+", "", str(value))
+
+
+def expand(exp, scale, cfg, cores=None):
+    """The experiment's trials at this scale: a list of dicts with id, profile, setup, rep,
+    vars (the sweep values), engine (resolved options), argv, baseline (bool)."""
+    cores = cores or len(os.sched_getaffinity(0))
+    reps = at_scale(exp.get("reps", cfg["reps"]), scale)
+    reps = at_scale(reps, scale) if isinstance(reps, dict) else reps
+    base_engine = {k: _engine_value(at_scale(v, scale), cores) for k, v in exp["engine"].items()}
+    sweep = {k: at_scale(v, scale) for k, v in exp["sweep"].items()}
+    names = list(sweep)
+    trials, seen = [], set()
+
+    def add(values, baseline):
+        eng = dict(base_engine)
+        eng.update({k: _engine_value(v, cores) for k, v in values.items() if k not in TRIAL_VARS})
+        if eng.get("mode") == "fm" and "pes" in eng and "threads" in eng:
+            eng["pes"] = eng["threads"]
+        profile = values.get("profile", "none")
+        setup = values.get("setup", "cfs")
+        for rep in range(reps):
+            tid = "-".join(f"{k[:4]}{_slug(values[k])}" for k in names if k in values) or "run"
+            tid = f"{'base-' if baseline else ''}{tid}-rep{rep}"
+            if tid in seen:
+                continue
+            seen.add(tid)
+            trials.append({"id": tid, "profile": profile, "setup": setup, "rep": rep,
+                           "vars": dict(values), "engine": eng, "argv": engine_argv(eng),
+                           "baseline": baseline})
+
+    combos = [dict(zip(names, vals)) for vals in itertools.product(*(sweep[n] for n in names))]
+    for values in combos:
+        add(values, baseline=False)
+    for values in combos:  # the matching no-load baseline of each engine configuration
+        base = {**values, "profile": "none", "setup": "cfs"}
+        if base != values and {k: v for k, v in base.items() if k in values} not in combos:
+            add({k: v for k, v in base.items() if k in values or k in TRIAL_VARS}, baseline=True)
+    return trials
+
+
+def baseline_key(trial):
+    """Trials with equal keys share a no-load baseline: same engine options."""
+    return json.dumps(trial["engine"], sort_keys=True)
+
+
+def all_trials(cfg, scale, only=None):
+    """{experiment name: (experiment, [trials])} for the experiments of this run."""
+    names = only or cfg.get("experiments") or list_experiments()
+    out = {}
+    for name in names:
+        exp = load_experiment(name)
+        if scale == "smoke" and not exp.get("smoke"):
+            continue
+        out[name] = (exp, expand(exp, scale, cfg))
+    return out

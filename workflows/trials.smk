@@ -1,0 +1,60 @@
+# Trials: one rule runs every trial through `airlab trial`. A trial claims every core
+# (threads: workflow.cores), so no other job, trial or analysis, runs beside it: timings
+# are not disturbed by the workflow itself. The trial runner writes its JSON atomically,
+# so an interrupted run resumes cleanly; an engine error or timeout becomes a record with
+# status "failed" (and its reason), reported in the figures and the report, so one bad
+# trial does not stop the experiments. Delete that file (or use --forcerun) to retry it.
+
+SECONDS_PER_TRIAL = {"gang": 30.0}
+
+
+def estimate_minutes(plan):
+    total = 0.0
+    for exp, trials in plan.values():
+        end = exp["engine"].get("end_time", 2000)
+        for t in trials:
+            total += SECONDS_PER_TRIAL.get(t["setup"], 2.5)
+    return total / 60
+
+
+def trial_of(wc):
+    try:
+        return TRIALS[(wc.scale, wc.exp, wc.tid)]
+    except KeyError:
+        raise WorkflowError(f"no trial {wc.tid} in experiment {wc.exp} at scale {wc.scale}")
+
+
+rule trial:
+    output:
+        "results/{scale}/trials/{exp}/{tid}.json",
+    log:
+        "results/{scale}/logs/{exp}/{tid}.log",
+    wildcard_constraints:
+        tid=r"(?!solo-)[A-Za-z0-9.\-]+",
+    threads: workflow.cores
+    resources:
+        trial_slot=1,
+    params:
+        cmd=lambda wc, output: shlex.join([
+            *AIRLAB, "trial", "--profile", trial_of(wc)["profile"], "--setup", trial_of(wc)["setup"],
+            "--rep", str(trial_of(wc)["rep"]), "--out", output[0], "--record-failure", "--allow-unavailable",
+            "--timeout", str(config["trial_timeout_s"][wc.scale]),
+            "--label", f"experiment={wc.exp}", "--label", f"scale={wc.scale}",
+            "--", *trial_of(wc)["argv"]]),
+    shell:
+        "{params.cmd} > {log} 2>&1"
+
+
+rule load_solo:
+    """A profile's loads alone (no engine): the reference for the loads' own slowdown."""
+    output:
+        "results/{scale}/trials/{exp}/solo-{profile}.json",
+    log:
+        "results/{scale}/logs/{exp}/solo-{profile}.log",
+    threads: workflow.cores
+    resources:
+        trial_slot=1,
+    params:
+        cmd=lambda wc, output: shlex.join([*AIRLAB, "load", wc.profile, "--duration", "8", "--json", output[0]]),
+    shell:
+        "{params.cmd} > {log} 2>&1"

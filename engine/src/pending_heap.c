@@ -67,15 +67,50 @@ void air_heap_push(air_heap *h, air_event *e)
     sift_up(h, h->n++);
 }
 
+/* Index of the earlier of the siblings c and c + 1: a branch-free timestamp comparison,
+ * the full key only on a tie. */
+static inline size_t earlier_child(const air_heap_entry *a, size_t c)
+{
+    double l = a[c].ts, r = a[c + 1].ts;
+    if (__builtin_expect(l == r, 0)) return c + air_ev_before(a[c + 1].ev, a[c].ev);
+    return c + (r < l);
+}
+
+/* Bottom-up pop (Floyd): the hole at the root descends to a leaf along the earlier
+ * children (one comparison per level), then the last entry, which belongs near the
+ * bottom anyway, sifts up from there. About half the comparisons of a plain sift-down,
+ * and the hot comparison has no unpredictable branch: this is the sequential engine's
+ * inner loop. */
 air_event *air_heap_pop(air_heap *h)
 {
     if (!h->n) return NULL;
-    air_event *e = h->a[0].ev;
+    air_heap_entry *a = h->a;
+    air_event *e = a[0].ev;
     e->heap_idx = -1;
-    if (--h->n) {
-        h->a[0] = h->a[h->n];
-        sift_down(h, 0);
+    size_t n = --h->n;
+    if (!n) return e;
+    air_heap_entry x = a[n];
+    size_t i = 0, c;
+    while ((c = 2 * i + 1) + 1 < n) {
+        c = earlier_child(a, c);
+        a[i] = a[c];
+        a[i].ev->heap_idx = (int32_t)i;
+        i = c;
     }
+    if (c < n) { /* a last, single child */
+        a[i] = a[c];
+        a[i].ev->heap_idx = (int32_t)i;
+        i = c;
+    }
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!before(&x, &a[p])) break;
+        a[i] = a[p];
+        a[i].ev->heap_idx = (int32_t)i;
+        i = p;
+    }
+    a[i] = x;
+    x.ev->heap_idx = (int32_t)i;
     return e;
 }
 

@@ -1,5 +1,6 @@
 /* airpdes: run one simulation from the command line (see --help). Output files are
- * written to FILE.tmp.PID and renamed, so they are complete or absent. */
+ * written to FILE.tmp.PID and renamed only when every one of them was written, so after
+ * a run they are all complete or all absent. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,19 +11,43 @@
 #include "options.h"
 #include "timeline.h"
 
-static int open_tmp(const char *path, char *tmp, size_t n, FILE **f)
+typedef struct out_file {
+    const char *path;
+    char tmp[4200];
+    int written; /* the temporary is complete */
+} out_file;
+
+/* Write one output to its temporary name with write_fn; report and clean up on failure. */
+static int write_tmp(out_file *o, void (*write_fn)(void *, FILE *), void *arg)
 {
-    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    *f = fopen(tmp, "w");
-    return *f ? 0 : -1;
+    snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", o->path, (long)getpid());
+    FILE *f = fopen(o->tmp, "w");
+    if (f) {
+        write_fn(arg, f);
+        int bad = ferror(f);
+        if (fclose(f) == 0 && !bad) {
+            o->written = 1;
+            return 0;
+        }
+        if (bad) errno = EIO;
+    }
+    fprintf(stderr, "airpdes: cannot write %s: %s\n", o->path, strerror(errno));
+    unlink(o->tmp);
+    return -1;
 }
 
-static int finish_file(FILE *f, const char *tmp, const char *path)
+typedef struct json_arg { air_engine *e; air_result *r; } json_arg;
+static void write_json(void *a, FILE *f) { json_arg *j = a; air_engine_write_json(j->e, j->r, f); }
+static void write_timeline(void *a, FILE *f) { air_timeline_write(a, f); }
+
+/* All temporaries written: rename them; if a rename fails, remove what was renamed. */
+static int publish(out_file *outs, int n)
 {
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
-        fprintf(stderr, "airpdes: cannot write %s: %s\n", path, strerror(errno));
-        unlink(tmp);
+    for (int i = 0; i < n; i++) {
+        if (rename(outs[i].tmp, outs[i].path) == 0) continue;
+        fprintf(stderr, "airpdes: cannot write %s: %s\n", outs[i].path, strerror(errno));
+        for (int k = i; k < n; k++) unlink(outs[k].tmp);
+        for (int k = 0; k < i; k++) unlink(outs[k].path);
         return -1;
     }
     return 0;
@@ -42,26 +67,22 @@ int main(int argc, char **argv)
     tl.progress = !o.quiet && isatty(STDERR_FILENO);
     air_result r;
     air_engine_run(e, &tl, &r);
-    int failed = 0;
-    char tmp[4200];
-    FILE *f;
+    out_file outs[2];
+    int n = 0, failed = 0;
+    json_arg ja = { e, &r };
     if (o.json) {
-        if (open_tmp(o.json, tmp, sizeof tmp, &f)) {
-            fprintf(stderr, "airpdes: cannot write %s: %s\n", o.json, strerror(errno));
-            failed = 1;
-        } else {
-            air_engine_write_json(e, &r, f);
-            failed |= finish_file(f, tmp, o.json) != 0;
-        }
+        outs[n] = (out_file){ .path = o.json };
+        failed |= write_tmp(&outs[n++], write_json, &ja) != 0;
     }
-    if (o.timeline) {
-        if (open_tmp(o.timeline, tmp, sizeof tmp, &f)) {
-            fprintf(stderr, "airpdes: cannot write %s: %s\n", o.timeline, strerror(errno));
-            failed = 1;
-        } else {
-            air_timeline_write(&tl, f);
-            failed |= finish_file(f, tmp, o.timeline) != 0;
-        }
+    if (o.timeline && !failed) {
+        outs[n] = (out_file){ .path = o.timeline };
+        failed |= write_tmp(&outs[n++], write_timeline, &tl) != 0;
+    }
+    if (failed) {
+        for (int i = 0; i < n; i++)
+            if (outs[i].written) unlink(outs[i].tmp);
+    } else {
+        failed = publish(outs, n) != 0;
     }
     if (!o.quiet) air_engine_print_summary(e, &r, stdout);
     air_timeline_free(&tl);

@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import tempfile
+import time
 
 from airpdes_harness import AIRPDES, check, finish, run
 
@@ -47,12 +48,40 @@ for label, args in BAD.items():
 
 # An output path in a directory that does not exist, or cannot be written: refused before
 # the run starts (nothing is simulated for nothing).
-for label, path in [("json in a missing directory", "/nonexistent-dir/out.json"),
-                    ("json path is a directory", "/")]:
-    p = subprocess.run([AIRPDES, *SMALL, "--json", path], capture_output=True, text=True, timeout=30)
+# (/proc refuses new files even to root, so the case holds when the tests run as root.)
+for label, opt, path in [("json in a missing directory", "--json", "/nonexistent-dir/out.json"),
+                         ("json path is a directory", "--json", "/"),
+                         ("json in an unwritable directory", "--json", "/proc/airpdes-out.json"),
+                         ("timeline in an unwritable directory", "--timeline", "/proc/airpdes-tl.csv")]:
+    p = subprocess.run([AIRPDES, *SMALL, opt, path], capture_output=True, text=True, timeout=30)
     check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1,
           f"{label}: exit {p.returncode}, stderr {p.stderr!r}")
     print(f"ok   {label}: {p.stderr.strip()}")
+
+# Written atomically and all-or-nothing: when the timeline path turns into a directory
+# during the run, the final rename fails, so the run fails with one line on stderr and
+# leaves neither the JSON (already complete) nor any temporary behind.
+with tempfile.TemporaryDirectory() as d:
+    out, tl = os.path.join(d, "out.json"), os.path.join(d, "tl.csv")
+    p = subprocess.Popen([AIRPDES, "--lps-per-pe", "2000", "--end-time", "20000", "--quiet",
+                          "--json", out, "--timeline", tl], stderr=subprocess.PIPE, text=True)
+    time.sleep(0.2)
+    running = p.poll() is None
+    os.mkdir(tl)
+    seen_partial = False
+    while p.poll() is None:  # meanwhile the final JSON name must not exist
+        seen_partial |= os.path.exists(out)
+        time.sleep(0.005)
+    err = p.stderr.read().strip().splitlines()
+    p.stderr.close()
+    if check(running, "the run ended within 0.2 s: cannot change the output path during it"):
+        ok = check(p.returncode == 1 and len(err) == 1 and "cannot write" in err[0],
+                   f"failed rename: exit {p.returncode}, stderr {err!r}")
+        ok &= check(sorted(os.listdir(d)) == ["tl.csv"] and os.listdir(tl) == [],
+                    f"failed rename left {sorted(os.listdir(d))}")
+        ok &= check(not seen_partial, "the JSON appeared before the run finished")
+        if ok:
+            print(f"ok   failed final rename: exit 1, {err[0]}, nothing left behind")
 
 # A good run: exactly the documented keys, consistent counts, a well-formed timeline.
 KEYS = {"config", "wall_s", "committed_events", "processed_events", "rolled_back_events",

@@ -11,6 +11,7 @@
 # results/<scale>/; reproduce_figures also copies the report to results/report.html and the
 # summary to results/tables/summary.csv. The workflow profile (profiles/default/) is loaded
 # automatically: keep-going, rerun-incomplete, and one trial at a time.
+import os
 import shlex
 import sys
 
@@ -20,8 +21,12 @@ from workflows.experiments import ExperimentError, all_trials
 
 min_version("9.0")
 
-configfile: "configs/config.yaml"
-validate(config, "configs/schemas/config.schema.json")
+# Paths relative to the Snakefile, so `snakemake -d SOMEWHERE` (tests, a cluster's scratch
+# directory) writes results there and still finds the lab's configuration.
+LAB = workflow.basedir
+configfile: os.path.join(LAB, "configs/config.yaml")
+validate(config, os.path.join(LAB, "configs/schemas/config.schema.json"))
+config["claims"] = os.path.join(LAB, config["claims"])
 
 PY = sys.executable                       # Snakemake's interpreter: the lab's venv
 AIRLAB = [PY, "-m", "workflows.cli"]      # the `airlab` command, whatever PATH says
@@ -79,4 +84,4 @@ rule bench:
     """The engine benchmarks (engine/bench/): printed figures, medians of repeated runs."""
     threads: workflow.cores
     shell:
-        "{PY} engine/bench/run_bench.py && {PY} engine/bench/bench_pcs_conservative.py"
+        "{PY:q} {LAB}/engine/bench/run_bench.py && {PY:q} {LAB}/engine/bench/bench_pcs_conservative.py"

@@ -35,6 +35,10 @@ class TrialError(Exception):
     """The trial ran but failed (engine error, timeout): exit 1, no result file."""
 
 
+class TrialTimeout(TrialError):
+    """The engine outlived --timeout: everything stopped, exit 124 (as timeout(1))."""
+
+
 class TrialInterrupted(Exception):
     """SIGINT/SIGTERM: everything stopped, nothing written, exit 130."""
 
@@ -158,7 +162,25 @@ def _read_timeline(path):
 
 def run_trial(profile, setup, out, engine_opts, rep=0, timeout=600.0, labels=None,
               allow_unavailable=False):
-    """Run one trial and write its JSON to `out`. Returns the trial dict."""
+    """Run one trial and write its JSON to `out`. Returns the trial dict.
+
+    SIGINT/SIGTERM are caught from the first moment (even while the inputs are checked) and
+    turned into TrialInterrupted once every `finally` below has removed what was started."""
+    def interrupted(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one is enough; let clean-up finish
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise Interrupted(signal.Signals(signum).name)
+    old = {s: signal.signal(s, interrupted) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        return _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_unavailable)
+    except Interrupted as e:
+        raise TrialInterrupted(f"interrupted by {e}; nothing was written") from None
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_unavailable):
     prof, st = check_inputs(profile, setup, out, engine_opts)
     started_unix = time.time()
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -176,15 +198,11 @@ def run_trial(profile, setup, out, engine_opts, rep=0, timeout=600.0, labels=Non
                             "finished_at": started_at, "labels": labels or {}},
                   "engine_argv": [str(AIRPDES), *engine_opts], "profile": prof,
                   "machine": machine.facts(), "runner": _runner()}
+        validate(record)
         _write_atomic(out, record)
         _say(f"{trial_id}: unavailable here: {'; '.join(reasons)}")
         return record
 
-    def interrupted(signum, frame):
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one is enough; let clean-up finish
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        raise Interrupted(signal.Signals(signum).name)
-    old = {s: signal.signal(s, interrupted) for s in (signal.SIGTERM, signal.SIGINT)}
     engine = None
     try:
         with tempfile.TemporaryDirectory(prefix="airlab-trial-") as wd:
@@ -222,7 +240,7 @@ def run_trial(profile, setup, out, engine_opts, rep=0, timeout=600.0, labels=Non
                     finally:
                         timer.cancel()
                     if timed_out.is_set():
-                        raise TrialError(f"the engine did not finish within --timeout {timeout:g} s")
+                        raise TrialTimeout(f"the engine did not finish within --timeout {timeout:g} s")
                     records = loads.stop()
                 applied.applied["observed"] = observed
             setup_record = applied.record()  # after the setup is undone: includes what it saw
@@ -232,12 +250,8 @@ def run_trial(profile, setup, out, engine_opts, rep=0, timeout=600.0, labels=Non
             engine_result = json.loads(eng_json.read_text())
             counters = perf.read(perf_out, perf_missing)
             timeline = _read_timeline(eng_tl)
-    except Interrupted as e:
-        raise TrialInterrupted(f"interrupted by {e}; nothing was written") from None
     finally:
         _kill_group(engine)
-        for s, h in old.items():
-            signal.signal(s, h)
 
     warnings = []
     if st.kind == "gang":
@@ -280,11 +294,14 @@ def write_failure(out, profile, setup, engine_opts, rep, reason, labels=None):
     """A clearly marked failed record (status "failed", no measurements), so a workflow can
     report the failure and go on; never mistaken for a result."""
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    _write_atomic(out, {"schema": SCHEMA_ID, "status": "failed", "reasons": [reason],
-                        "trial": {"id": Path(out).stem, "rep": rep, "profile": profile, "setup": setup,
-                                  "started_at": now, "finished_at": now, "labels": labels or {}},
-                        "engine_argv": [str(AIRPDES), *engine_opts], "profile": {"name": profile},
-                        "machine": machine.facts(), "runner": _runner()})
+    record = {"schema": SCHEMA_ID, "status": "failed", "reasons": [reason],
+              "trial": {"id": Path(out).stem, "rep": rep, "profile": profile, "setup": setup,
+                        "started_at": now, "finished_at": now, "labels": labels or {}},
+              "engine_argv": [str(AIRPDES), *engine_opts],
+              "profile": {"name": profile, "processes": [], "available": False},  # schema: all three
+              "machine": machine.facts(), "runner": _runner()}
+    validate(record)
+    _write_atomic(out, record)
 
 
 def _runner():

@@ -41,8 +41,15 @@ rule trial:
             "--timeout", str(config["trial_timeout_s"][wc.scale]),
             "--label", f"experiment={wc.exp}", "--label", f"scale={wc.scale}",
             "--", *trial_of(wc)["argv"]]),
+        fallback=lambda wc, output: shlex.join([
+            PY, "-m", "workflows.failed_trial", "--out", output[0], "--log", f"results/{wc.scale}/logs/{wc.exp}/{wc.tid}.log",
+            "--profile", trial_of(wc)["profile"], "--setup", trial_of(wc)["setup"],
+            "--rep", str(trial_of(wc)["rep"]), "--label", f"experiment={wc.exp}",
+            "--label", f"scale={wc.scale}", "--", *trial_of(wc)["argv"]]),
+    # If the runner itself dies without a record (killed from outside, a bug), write a
+    # failed record anyway: the experiment's analysis goes on and the report names the reason.
     shell:
-        "{params.cmd} > {log} 2>&1"
+        "{params.cmd} > {log} 2>&1 || {params.fallback} 2>> {log}"
 
 
 rule load_solo:

@@ -14,9 +14,16 @@ examples:
       --mode fm --threads 2 --lps-per-pe 1000 --remote 0.4 --end-time 5000
   airlab trial --profile onoff-ctp1000 --setup cpuset --out t.json -- --mode ladm --threads 2
 
-exit status: 0 written, 1 the trial failed (engine error, timeout; nothing written),
-130 interrupted (nothing written), 2 bad input, 3 this machine cannot run it (the reason is printed; with
---allow-unavailable a record with status "unavailable" is written instead, exit 0).
+exit status (on every non-zero one the engine, every load, the lab's cgroups, SLURM jobs
+and daemons are gone and no result file is written):
+  0    the result was written (or, with --record-failure / --allow-unavailable, a record
+       with status "failed" / "unavailable" and its reasons)
+  1    the engine failed (its last stderr lines are printed)
+  2    bad input: unknown profile or setup, engine options airpdes refuses, unwritable --out
+  3    this machine cannot run it: a setup or load kind it lacks (the reason is printed;
+       `airlab doctor` lists what the machine supports)
+  124  the engine did not finish within --timeout
+  130  interrupted by SIGINT or SIGTERM
 """
 
 
@@ -40,8 +47,8 @@ def register(sub):
 
 
 def trial_cmd(args):
-    from workflows.trial import (TrialError, TrialInterrupted, TrialUnavailable, UsageProblem,
-                                 run_trial, write_failure)
+    from workflows.trial import (TrialError, TrialInterrupted, TrialTimeout, TrialUnavailable,
+                                 UsageProblem, run_trial, write_failure)
     opts = args.engine_options
     if opts and opts[0] == "--":
         opts = opts[1:]
@@ -72,5 +79,5 @@ def trial_cmd(args):
             write_failure(args.out, args.profile, args.setup, opts, args.rep, str(e), labels)
             print(f"airlab trial: recorded the failure in {args.out}", file=sys.stderr)
             return 0
-        return 1
+        return 124 if isinstance(e, TrialTimeout) else 1
     return 0

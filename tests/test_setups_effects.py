@@ -1,0 +1,75 @@
+"""A real trial (short PHOLD run next to one CPU load) under every setup this machine
+supports. The result validates against the trial schema, and the setup took effect as the
+kernel sees it: CPU affinities, cgroups, scheduling policy, nice value, CPU time under a
+quota. Nothing of the run is left afterwards."""
+import json
+
+import jsonschema
+import pytest
+
+from trial_helpers import AIRLAB, SCHEMA, cpu_list, run
+from workflows.setups import open_setup
+
+
+def available(setup):
+    ok, why = open_setup(setup).availability()
+    if not ok:
+        pytest.skip(f"setup {setup} cannot run here: {why}")
+
+
+@pytest.mark.parametrize("setup", ["cfs", "cpuset", "quota-half", "weight-4to1", "idle", "nice"])
+def test_trial_under_each_setup(tmp_path, setup):
+    available(setup)
+    out = tmp_path / f"{setup}.json"
+    r = run(out, setup=setup, extra=["--rep", "3", "--label", "figure=test"])
+    assert r.returncode == 0, r.stderr
+    assert r.left_behind() == []
+    d = json.loads(out.read_text())
+    jsonschema.validate(d, SCHEMA)
+    assert d["status"] == "ok" and d["setup"]["name"] == setup
+    assert d["trial"]["rep"] == 3 and d["trial"]["labels"] == {"figure": "test"}
+    assert d["engine"]["committed_events"] > 0 and len(d["loads"]) == 1
+    assert d["perf"]["task-clock"]["status"] == "ok"  # software counters work everywhere
+    assert d["runner"]["version"] != "" and d["machine"]["cores"] >= 1
+    assert d["commands"][0][-1].endswith("timeline.csv") or "--timeline" in d["commands"][0]
+    load = d["loads"][0]
+    assert load["figures"]["throughput"] > 0 and load["start_s"] is not None
+    seen = d["setup"]["applied"]["observed"]
+    eng, ld = seen["engine"], seen["loads"][0]
+    if setup == "cpuset":
+        assert cpu_list(eng["cpus_allowed"]).isdisjoint(cpu_list(ld["cpus_allowed"]))
+        assert any("/engine" in c for c in eng["cgroups"]) and any("/loads" in c for c in ld["cgroups"])
+    elif setup == "quota-half":
+        # The loads' group may use half a CPU: the load's CPU time over its run time stays
+        # near 0.5 (0.62 allows one period of slack on a short run; unlimited it is ~0.67-1).
+        share = load["cpu_s"] / (load["stop_s"] - load["start_s"])
+        assert share <= 0.62, f"load used {share:.2f} CPUs under a 0.5 CPU quota"
+        assert any("/loads" in c for c in ld["cgroups"]) and not any("/loads" in c for c in eng["cgroups"])
+    elif setup == "weight-4to1":
+        assert any("/loads" in c for c in ld["cgroups"]) and any("/engine" in c for c in eng["cgroups"])
+        applied = d["setup"]["applied"]
+        assert applied["engine"] != applied["loads"]
+    elif setup == "idle":
+        assert ld["policy"] == 5 and eng["policy"] == 0  # SCHED_IDLE for the load only
+    elif setup == "nice":
+        assert ld["nice"] == 19 and eng["nice"] == 0
+    else:
+        assert eng["cgroups"] == [] and ld["nice"] == 0 and ld["policy"] == 0
+
+
+def test_overlapping_cpusets_are_refused(tmp_path):
+    available("cpuset")
+    bad = tmp_path / "overlap.yaml"
+    bad.write_text("description: overlapping\nkind: cpuset\nengine_cpus: '0'\nloads_cpus: '0'\n")
+    out = tmp_path / "o.json"
+    r = run(out, setup=str(bad))
+    assert r.returncode != 0 and "overlap" in r.stderr and not out.exists()
+    assert r.left_behind() == []
+
+
+def test_invalid_setup_file_names_the_field(tmp_path):
+    from workflows.setups import SetupError
+    bad = tmp_path / "q.yaml"
+    bad.write_text("description: no share\nkind: quota\n")
+    with pytest.raises(SetupError, match="loads_cpu_share"):
+        open_setup(str(bad))

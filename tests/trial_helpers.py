@@ -1,0 +1,75 @@
+"""Helpers for the trial, setup and doctor tests: run `airlab trial` as a user would, and
+check that nothing it started survived it.
+
+Other engineers' tests run on the same machine at the same time, so "nothing left" must
+mean "nothing of *this* run": every runner we start carries a unique AIRLAB_TEST_RUN tag in
+its environment, which its engine, its loads and even its SLURM daemons and jobs inherit,
+and its cgroups are named after its PID (airlab-<pid>-...)."""
+import json
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+from loads import proctags
+from workflows import cgroups
+from workflows.paths import SCHEMAS
+
+SHORT_ENGINE = ["--mode", "fm", "--threads", "2", "--lps-per-pe", "300", "--remote", "0.2", "--end-time", "3000"]
+# The `airlab` command of the environment running the tests (as tests/conftest.py's fixture,
+# so these tests also run with --noconftest beside other people's lab processes).
+AIRLAB = str(Path(sys.executable).parent / "airlab")
+SCHEMA = json.loads((SCHEMAS / "trial.schema.json").read_text())
+
+
+class Runner:
+    """One `airlab trial` process with its own tag."""
+
+    def __init__(self, out, profile="cpu-1", setup="cfs", engine=SHORT_ENGINE, extra=(), env=None):
+        import os
+        self.tag = uuid.uuid4().hex
+        self.out = Path(out)
+        argv = [AIRLAB, "trial", "--profile", profile, "--setup", setup, "--out", str(out), *extra, "--", *engine]
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     stdin=subprocess.DEVNULL,
+                                     env={**(env if env is not None else os.environ), "AIRLAB_TEST_RUN": self.tag})
+        self.stdout = self.stderr = None
+
+    def wait(self, timeout=300):
+        self.stdout, self.stderr = self.proc.communicate(timeout=timeout)
+        return self.proc.returncode
+
+    @property
+    def returncode(self):
+        return self.proc.returncode
+
+    def left_behind(self):
+        """Processes and cgroups of this run that still exist (should be empty)."""
+        procs = proctags.find("AIRLAB_TEST_RUN", self.tag)
+        groups = [g for g in cgroups.leftover_lab_groups() if Path(g).name.startswith(f"airlab-{self.proc.pid}-")]
+        return procs + groups
+
+
+def run(out, **kw):
+    r = Runner(out, **kw)
+    r.wait()
+    return r
+
+
+def wait_until_gone(runner, seconds=10.0):
+    """What is still left after up to `seconds` (killed processes take a moment to exit)."""
+    import time
+    deadline = time.monotonic() + seconds
+    while True:
+        left = runner.left_behind()
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.1)
+
+
+def cpu_list(text):
+    out = set()
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return out

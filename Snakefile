@@ -47,6 +47,10 @@ def target_name(exp):
     return exp.replace("-", "_")
 
 
+# On a cluster (profiles/slurm) only trials become jobs; the light analysis runs here.
+localrules: reproduce_figures, smoke, bench, table, figure, summary, report
+
+
 include: "workflows/trials.smk"
 include: "workflows/analysis.smk"
 

@@ -46,10 +46,12 @@ def availability(spec):
     return False, f"unknown kind {kind!r}"
 
 
-def _repeat(argv, unit, units_per_run=1):
-    """Run argv over and over until stopped; loads.repeat reports completed runs per second."""
+def _repeat(argv, unit, units_per_run=1, partial_regex=None, partial_scale=1.0):
+    """Run argv over and over until stopped; loads.repeat reports completed runs per second
+    (plus the units a stopped run completed, when partial_regex reads its progress)."""
+    partial = ["--partial-regex", partial_regex, "--partial-scale", str(partial_scale)] if partial_regex else []
     return [sys.executable, "-m", "loads.repeat", "--unit", unit, "--units-per-run",
-            str(units_per_run), "--", *argv]
+            str(units_per_run), *partial, "--", *argv]
 
 
 def prepare(proc):
@@ -77,11 +79,15 @@ def command_for(proc, workdir):
     if kind == "x264":
         frames = int(proc.get("frames", 60))
         video = inputs.y4m_video(frames)
-        return _repeat(["x264", "--quiet", "--threads", threads, "--preset", "medium",
-                        "-o", str(Path(workdir) / "out.264"), str(video)], "frames/s", frames), {}
+        # Not --quiet: its progress line ("16/60 frames") counts the frames of a stopped run.
+        return _repeat(["x264", "--threads", threads, "--preset", "medium",
+                        "-o", str(Path(workdir) / "out.264"), str(video)], "frames/s", frames,
+                       partial_regex=r"\] (\d+)/\d+ frames"), {}
     if kind == "vips":
         image = inputs.ppm_image(int(proc.get("image_px", 2600)))
-        return _repeat(["vips", "sharpen", str(image), str(Path(workdir) / "out.v")], "runs/s"), \
+        # --vips-progress ("36% complete") counts the fraction of a stopped run.
+        return _repeat(["vips", "sharpen", str(image), str(Path(workdir) / "out.v"), "--vips-progress"],
+                       "runs/s", partial_regex=r"(\d+)% complete", partial_scale=0.01), \
             {"VIPS_CONCURRENCY": threads}
     if kind == "parsec":
         return _repeat([parsecmgmt(), "-a", "run", "-p", proc["benchmark"], "-i",

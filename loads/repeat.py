@@ -4,12 +4,16 @@ a video, vips processing an image, a PARSEC benchmark).
 
     python -m loads.repeat --unit frames/s --units-per-run 60 -- x264 ... input.y4m
 
-SIGTERM or SIGINT ends it: the run in progress is stopped (not counted) and the figures
-are printed. A program that fails ends the loop with its exit code in the figures."""
+SIGTERM or SIGINT ends it: the run in progress is stopped and the figures are printed.
+The stopped run counts only through --partial-regex (group 1 of its last match in the
+program's output = its progress, times --partial-scale = units it completed; e.g. x264's
+"16/60 frames", vips's "36% complete" with scale 0.01 run), otherwise
+not at all: a short trial must not read as a starved load because its run did not end. A program that fails ends the loop with its exit code in the figures."""
 import argparse
 import ctypes
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -25,6 +29,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--unit", default="runs/s")
     ap.add_argument("--units-per-run", type=float, default=1.0)
+    ap.add_argument("--partial-regex", help="progress of a stopped run, from its output")
+    ap.add_argument("--partial-scale", type=float, default=1.0, help="units per progress step")
     ap.add_argument("argv", nargs="+")
     a = ap.parse_args()
     stopping = False
@@ -39,13 +45,14 @@ def main():
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     t0 = time.monotonic()
-    runs, run_times, exit_code = 0, [], 0
+    runs, run_times, exit_code, partial = 0, [], 0, 0.0
     while not stopping:
         start = time.monotonic()
-        child = subprocess.Popen(a.argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        child = subprocess.Popen(a.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  preexec_fn=_die_with_parent)
-        _, err = child.communicate()
+        out, err = child.communicate()
         if stopping:
+            partial = _partial_units(a.partial_regex, out + b"\n" + err) * a.partial_scale
             break
         if child.returncode != 0:
             exit_code = child.returncode
@@ -55,12 +62,22 @@ def main():
         run_times.append(time.monotonic() - start)
     wall = time.monotonic() - t0
     print(json.dumps({
-        "throughput": runs * a.units_per_run / wall if wall > 0 else 0.0,
-        "unit": a.unit, "runs": runs, "wall_s": wall,
+        "throughput": (runs * a.units_per_run + partial) / wall if wall > 0 else 0.0,
+        "unit": a.unit, "runs": runs, "partial_units": partial, "wall_s": wall,
         "mean_run_s": sum(run_times) / len(run_times) if run_times else None,
         "program_exit_code": exit_code,
     }), flush=True)
     return 0 if exit_code == 0 else 1
+
+
+def _partial_units(regex, err):
+    if not regex:
+        return 0.0
+    found = re.findall(regex, err.decode(errors="replace"))
+    try:
+        return float(found[-1]) if found else 0.0
+    except ValueError:
+        return 0.0
 
 
 if __name__ == "__main__":

@@ -19,9 +19,22 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / TICK
 
 
+def _realtime():
+    """Run the measured load at real-time priority when allowed (root here): the machine is
+    shared with other builds (load average 5-7 on 2 cores is common), and under CFS a load
+    then gets only its fair share, far below its demand, so the measurement would say more
+    about the neighbours than about airload. SCHED_FIFO gives it the CPU whenever it wants
+    it, and the kernel's RT throttling (95%) bounds the damage of a bug. Without the right
+    to do so the load runs normally and the tolerances below still apply."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+    except OSError:
+        pass
+
+
 def run_measured(argv, seconds):
     """Run argv for `seconds`, then SIGTERM it; return (its CPU share of one core, its JSON)."""
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, preexec_fn=_realtime)
     t0 = time.monotonic()
     time.sleep(seconds)
     cpu = cpu_seconds(p.pid)
@@ -35,7 +48,7 @@ def run_measured(argv, seconds):
 @pytest.mark.parametrize("ctp", [1000, 10000])
 def test_onoff_keeps_its_duty_cycle(airload, ctp):
     share, fig = run_measured([airload, "onoff", "--ctp-us", str(ctp)], 3.0)
-    # Demand is 50% of one CPU. Tolerance 0.35-0.65: on a shared 2-core machine the load
+    # Demand is 50% of one CPU. Tolerance 0.35-0.65: without real-time priority the load
     # can be descheduled during an on phase (its on time stretches in wall time while its
     # CPU time does not) and each sleep overshoots by the wake-up latency (tens of us,
     # a few % of a 1 ms period). A broken duty cycle (always on = 1.0, never on = 0) fails.

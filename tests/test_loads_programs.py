@@ -50,3 +50,28 @@ def test_airlab_load_prints_figures(airlab_cmd):
     bad = subprocess.run([airlab_cmd, "load", "no-such-profile"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
     assert "no such profile" in bad.stderr
+
+
+def test_a_stopped_run_counts_its_progress():
+    """loads.repeat counts the units of the run it stopped (read from the program's stderr),
+    so a trial shorter than one run does not report a starved load."""
+    import json
+    import signal
+    import sys
+    p = subprocess.Popen([sys.executable, "-m", "loads.repeat", "--unit", "frames/s", "--units-per-run", "60",
+                          "--partial-regex", r"\] (\d+)/\d+ frames", "--", "sh", "-c",
+                          "echo '[5.0%] 3/60 frames' >&2; echo '[11.7%] 7/60 frames' >&2; exec sleep 30"],
+                         stdout=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    p.send_signal(signal.SIGTERM)
+    out, _ = p.communicate(timeout=10)
+    fig = json.loads(out.strip().splitlines()[-1])
+    assert fig["runs"] == 0 and fig["partial_units"] == 7
+    assert fig["throughput"] == pytest.approx(7 / fig["wall_s"])
+
+
+@pytest.mark.parametrize("name", ["x264", "vips"])
+def test_short_of_one_run_still_reports_progress(tmp_path, name):
+    (rec,) = run_profile(name, 0.6, tmp_path)  # shorter than one run (60 frames, one sharpen)
+    fig = rec["figures"]
+    assert fig["throughput"] > 0 and (fig["runs"] > 0 or fig["partial_units"] > 0), rec

@@ -73,6 +73,9 @@ def profiles_cmd(args):
         print(f"{name:<{width}}  {state:<11}  {r['description'].strip()[:90]}{tag}")
         for reason in r["reasons"]:
             print(f"{'':<{width}}  {'':<11}  why: {reason}")
+        replaced = sorted({p["replaces_unavailable"] for p in r["processes"] if p.get("replaces_unavailable")})
+        for reason in replaced:
+            print(f"{'':<{width}}  {'':<11}  stand-in because: {reason}")
     return 0
 
 

@@ -13,11 +13,12 @@ PARSEC_HELP = ("PARSEC 3.0 is not installed: download parsec-3.0 from https://pa
                "build the benchmark with `parsecmgmt -a build -p NAME`, and set PARSEC_HOME to its folder")
 
 
-def parsecmgmt():
-    """parsecmgmt from $PARSEC_HOME/bin, or on PATH; None when PARSEC is not installed."""
-    home = os.environ.get("PARSEC_HOME")
-    if home and os.access(Path(home) / "bin" / "parsecmgmt", os.X_OK):
-        return str(Path(home) / "bin" / "parsecmgmt")
+def parsecmgmt(configured=None):
+    """parsecmgmt from the profile's parsec_home, $PARSEC_HOME/bin, or PATH (in that order);
+    None when PARSEC is not installed."""
+    for home in (configured, os.environ.get("PARSEC_HOME")):
+        if home and os.access(Path(home).expanduser() / "bin" / "parsecmgmt", os.X_OK):
+            return str(Path(home).expanduser() / "bin" / "parsecmgmt")
     return shutil.which("parsecmgmt")
 
 
@@ -38,7 +39,7 @@ def availability(spec):
     if kind == "vips":
         return _program("vips", "libvips-tools")
     if kind == "parsec":
-        return (True, None) if parsecmgmt() else (False, PARSEC_HELP)
+        return (True, None) if parsecmgmt(spec.get("parsec_home")) else (False, PARSEC_HELP)
     if kind == "command":
         prog = spec["argv"][0]
         found = shutil.which(prog) if os.sep not in prog else (prog if os.access(prog, os.X_OK) else None)
@@ -90,7 +91,7 @@ def command_for(proc, workdir):
                        "runs/s", partial_regex=r"(\d+)% complete", partial_scale=0.01), \
             {"VIPS_CONCURRENCY": threads}
     if kind == "parsec":
-        return _repeat([parsecmgmt(), "-a", "run", "-p", proc["benchmark"], "-i",
+        return _repeat([parsecmgmt(proc.get("parsec_home")), "-a", "run", "-p", proc["benchmark"], "-i",
                         proc.get("input", "simmedium"), "-n", threads], "runs/s"), {}
     if kind == "command":
         return list(proc["argv"]), {}

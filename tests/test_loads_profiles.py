@@ -102,3 +102,31 @@ def test_guide_example_validates(tmp_path):
         path = tmp_path / f"example-{i}.yaml"
         path.write_text(block)
         load_file(path)
+
+
+def test_installed_parsec_is_preferred_to_the_stand_in(tmp_path):
+    """A PARSEC folder named by the profile (parsec_home) wins over the fallback, and the
+    benchmark runs as `parsecmgmt -a run -p NAME -i INPUT -n THREADS`, repeated. PARSEC
+    cannot be installed here, so a stand-in parsecmgmt script records how it was called."""
+    import time
+    from loads.launcher import LoadSet
+    home = tmp_path / "parsec-3.0"
+    (home / "bin").mkdir(parents=True)
+    calls = tmp_path / "calls"
+    mgmt = home / "bin" / "parsecmgmt"
+    mgmt.write_text(f"#!/bin/sh\necho \"$@\" >> {calls}\nsleep 0.1\n")
+    mgmt.chmod(0o755)
+    prof = tmp_path / "canneal.yaml"
+    text = (Path("configs/profiles/parsec-canneal.yaml").read_text()
+            .replace("    benchmark: canneal\n", f"    benchmark: canneal\n    parsec_home: {home}\n", 1))
+    prof.write_text(text)
+    r = resolve_profile(str(prof))
+    p = r["processes"][0]
+    assert r["available"] and not r["stand_in"] and p["kind"] == "parsec" and not p["replaces_unavailable"]
+    with LoadSet(r, workdir=tmp_path / "w") as loads:
+        loads.start()
+        time.sleep(1.0)
+        (rec,) = loads.stop()
+    assert rec["stand_in"] is False and rec["figures"]["unit"] == "runs/s"
+    assert rec["figures"]["runs"] >= 1
+    assert calls.read_text().splitlines()[0] == f"-a run -p canneal -i simlarge -n {p['threads']}"

@@ -40,6 +40,21 @@ def topology():
     return "; ".join(lines[:6]) if lines else out.stderr.strip()
 
 
+def cgroup_controllers():
+    """The controllers the machine mounts: v2's list, or each v1 hierarchy by name."""
+    root = cgroups.ROOT
+    if (root / "cgroup.controllers").exists():
+        return "v2: " + " ".join((root / "cgroup.controllers").read_text().split())
+    try:
+        with open("/proc/mounts") as f:
+            v1 = sorted({ln.split()[1].rsplit("/", 1)[-1] for ln in f if ln.split()[2] == "cgroup"})
+            f.seek(0)
+            v2 = [ln.split()[1] for ln in f if ln.split()[2] == "cgroup2"]
+    except OSError as e:
+        return f"cannot read /proc/mounts: {e.strerror}"
+    return "v1: " + " ".join(v1) + (f"; cgroup2 (no controllers used) at {', '.join(v2)}" if v2 else "")
+
+
 def perf_status():
     """(software ok, hardware ok, detail) from a real `perf stat` of a short command."""
     with tempfile.TemporaryDirectory() as d:
@@ -71,6 +86,7 @@ def doctor_cmd(args):
     print("cgroups")
     version, reason = cgroups.detect()
     _line(bool(version), "cpu and cpuset control", version or reason)
+    _line(None, "controllers", cgroup_controllers())
     left = cgroups.leftover_lab_groups()
     _line(not left, "no leftover lab cgroups", ", ".join(left))
     print("perf")
@@ -85,6 +101,11 @@ def doctor_cmd(args):
         if ok and s.kind == "gang" and not args.quick:
             ok, why = _gang_start_check()
         _line(ok, f"{name} ({s.kind})", why or "")
+    print("load kinds")
+    from loads import kinds
+    for kind in ("cpu", "onoff", "stress-ng", "x264", "vips", "parsec"):
+        ok, why = kinds.availability({"kind": kind})
+        _line(ok, kind, why or "")
     print("profiles")
     for name in list_profiles():
         r = resolve_profile(name)

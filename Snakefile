@@ -17,7 +17,7 @@ import sys
 
 from snakemake.utils import min_version, validate
 
-from workflows.experiments import ExperimentError, all_trials
+from workflows.experiments import ExperimentError, all_trials, estimate_minutes
 
 min_version("9.0")
 
@@ -56,10 +56,10 @@ include: "workflows/analysis.smk"
 
 
 onstart:
-    n = sum(len(ts) for _, ts in PLAN[SCALE].values())
-    print(f"airlab: scale {SCALE}: {len(PLAN[SCALE])} experiments, {n} trials "
-          f"(estimate: {estimate_minutes(PLAN[SCALE]):.0f} min on this machine; trials run one at a time)",
-          file=sys.stderr)
+    for s, plan in PLAN.items():
+        n = sum(len(ts) for _, ts in plan.values())
+        print(f"airlab: scale {s}: {len(plan)} experiments, {n} trials (estimate: "
+              f"{estimate_minutes(plan):.0f} min on 2 cores; trials run one at a time)", file=sys.stderr)
 
 
 rule reproduce_figures:

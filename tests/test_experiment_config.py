@@ -105,3 +105,11 @@ def test_snakemake_refuses_a_bad_config_at_start(tmp_path):
                        capture_output=True, text=True, timeout=120)
     assert r.returncode != 0
     assert "scale" in r.stdout + r.stderr and "huge" in r.stdout + r.stderr
+
+
+def test_time_budgets():
+    """quick: the whole set in under 45 minutes on 2 cores; smoke: a couple of minutes."""
+    from workflows.experiments import estimate_minutes
+    cfg = load_config()
+    assert estimate_minutes(all_trials(cfg, "quick")) < 40
+    assert estimate_minutes(all_trials(cfg, "smoke")) < 2

@@ -157,3 +157,27 @@ def all_trials(cfg, scale, only=None):
             continue
         out[name] = (exp, expand(exp, scale, cfg))
     return out
+
+
+# Rough seconds per trial on a 2-core machine (measured on a busy 2-core VM: PHOLD with 1000
+# LPs per PE runs ~1000 time units per second; EPG adds ~0.01 s per unit of EPG and 1000 time
+# units; PCS with 2048 cells per PE ~1.5 s per 1000). Under a load FM slows far more than
+# proportionally (x8 here), the adaptive modes about x2. Only used to print an estimate and
+# to keep the quick scale within its budget (tests/test_experiment_config.py).
+def estimate_seconds(trial):
+    e = trial["engine"]
+    span = float(e.get("end_time", 2000)) / 1000
+    lps = float(e.get("lps_per_pe", 1000))
+    if e.get("model") == "pcs":
+        base = span * lps / 2048 * 1.5
+    else:
+        base = span * lps / 1000 * (1.0 + 0.01 * float(e.get("epg", 0)))
+    if trial["profile"] != "none":
+        base *= 8 if e.get("mode", "fm") == "fm" else 2
+    if trial["setup"] == "gang":
+        base = base * 2 + 10  # time slices shared with the loads, plus the private SLURM's start
+    return 1.0 + base  # runner start-up, loads, perf
+
+
+def estimate_minutes(plan):
+    return sum(estimate_seconds(t) for _, trials in plan.values() for t in trials) / 60

@@ -5,18 +5,6 @@
 # status "failed" (and its reason), reported in the figures and the report, so one bad
 # trial does not stop the experiments. Delete that file (or use --forcerun) to retry it.
 
-SECONDS_PER_TRIAL = {"gang": 30.0}
-
-
-def estimate_minutes(plan):
-    total = 0.0
-    for exp, trials in plan.values():
-        end = exp["engine"].get("end_time", 2000)
-        for t in trials:
-            total += SECONDS_PER_TRIAL.get(t["setup"], 2.5)
-    return total / 60
-
-
 def trial_of(wc):
     try:
         return TRIALS[(wc.scale, wc.exp, wc.tid)]

@@ -81,6 +81,16 @@ def build(scale, summary, experiments, out):
                  f"<img alt='{html.escape(exp['title'])}' src='data:image/png;base64,{data}'>"
                  f"<p class=caption>{caption(exp, rows, facts)}</p>"
                  f"<p><code>{html.escape(str(table))}</code>, <code>{html.escape(str(Path(png).with_suffix('.svg')))}</code></p></div>")
+    failed = [(name, r) for name, _, table in experiments for r in _rows(table) if r["status"] != "ok"]
+    h.append(f"<h2 id=failed>Trials that failed or could not run here ({len(failed)})</h2>")
+    if failed:
+        h.append("<table><tr><th>experiment</th><th>trial</th><th>status</th><th>reason</th></tr>")
+        h += [f"<tr><td>{html.escape(n)}</td><td>{html.escape(r['trial'])}</td><td>{html.escape(r['status'])}</td>"
+              f"<td>{html.escape(r['reason'])}</td></tr>" for n, r in failed]
+        h.append("</table><p>Logs: <code>results/" + html.escape(scale) + "/logs/EXPERIMENT/TRIAL.log</code>; "
+                 "delete a trial's JSON to run it again.</p>")
+    else:
+        h.append("<p>None: every trial ran.</p>")
     h.append("</body></html>")
     out = Path(out)
     tmp = out.with_name(f".{out.name}.tmp.{os.getpid()}")

@@ -17,8 +17,7 @@ import threading
 import time
 from pathlib import Path
 
-DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "scontrol", "squeue", "scancel")
-MUNGE_KEY = Path("/etc/munge/munge.key")
+DAEMONS = ("munged", "mungekey", "slurmctld", "slurmd", "sbatch", "scontrol", "squeue", "scancel", "sinfo")
 
 
 def availability():
@@ -27,8 +26,6 @@ def availability():
         return False, f"SLURM is not installed ({', '.join(missing)} missing; Debian packages slurm-wlm munge)"
     if os.geteuid() != 0:
         return False, "gang needs root to start a private slurmd"
-    if not MUNGE_KEY.exists():
-        return False, f"{MUNGE_KEY} is missing (create one with mungekey or reinstall munge)"
     return True, None
 
 
@@ -109,8 +106,13 @@ PartitionName=gang Nodes={self.node} Default=YES MaxTime=INFINITE State=UP OverS
         (d / "slurm.conf").write_text(self._conf())
         self.env = {**os.environ, "SLURM_CONF": str(d / "slurm.conf")}
         try:
+            # A key of our own: the machine's munge key (if any) and its munged stay untouched.
+            key = subprocess.run([_which("mungekey"), "--create", "--force", f"--keyfile={d}/munge.key"],
+                                 capture_output=True, text=True, timeout=30)
+            if key.returncode != 0:
+                raise GangError(f"mungekey could not create a key: {key.stderr.strip()}")
             self._daemon("munged", [_which("munged"), "-F", "--force", f"--socket={d}/munge.socket",
-                                    f"--key-file={MUNGE_KEY}", f"--pid-file={d}/munged.pid",
+                                    f"--key-file={d}/munge.key", f"--pid-file={d}/munged.pid",
                                     f"--log-file={d}/munged.log", f"--seed-file={d}/munged.seed"])
             self._wait_for(lambda: (d / "munge.socket").exists(), "munged socket")
             self._daemon("slurmctld", [_which("slurmctld"), "-D", "-i", "-f", str(d / "slurm.conf")])

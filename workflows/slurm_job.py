@@ -60,11 +60,24 @@ def main():
                            env=env, capture_output=True, timeout=30)
     signal.signal(signal.SIGTERM, forward)
     signal.signal(signal.SIGINT, forward)
-    code, deadline = None, None
+    code, deadline, unknown_since = None, None, None
     while True:
-        state, code = job_state(jobid, env)
-        if state in FINAL or state is None:
+        try:
+            state, code = job_state(jobid, env)
+        except subprocess.TimeoutExpired:
+            state, code = None, None
+        if state in FINAL:
             break
+        if state is None:  # scontrol failed (a busy slurmctld): retry for a while before giving up
+            unknown_since = unknown_since or time.monotonic()
+            if time.monotonic() - unknown_since > 60:
+                print(f"slurm_job: lost track of job {jobid} (scontrol shows no state for 60 s)", file=sys.stderr)
+                subprocess.run(["scancel", jobid], env=env, capture_output=True, timeout=30)
+                code = None
+                break
+            time.sleep(0.5)
+            continue
+        unknown_since = None
         if stopping and deadline is None:
             deadline = time.monotonic() + 5
         if deadline and time.monotonic() > deadline:  # it ignored the signal: cancel outright
@@ -78,7 +91,10 @@ def main():
         except OSError:
             pass
     sys.stdout.flush()
-    return code if code is not None else 1
+    if code is None:
+        print(f"slurm_job: job {jobid} ended in state {state} without an exit code", file=sys.stderr)
+        return 1
+    return code
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from snakemake.utils import min_version, validate
 from workflows.experiments import ExperimentError, all_trials, estimate_minutes
 
 min_version("9.0")
+report: "workflows/report/workflow.rst"   # `snakemake --report results/snakemake-report.html`
 
 # Paths relative to the Snakefile, so `snakemake -d SOMEWHERE` (tests, a cluster's scratch
 # directory) writes results there and still finds the lab's configuration.

@@ -124,3 +124,14 @@ def test_slurm_profile_plans_the_same_trials(smoke_run, plan):
     assert r.returncode == 0, r.stderr[-2000:]
     n = sum(len(ts) for _, ts in plan.values())
     assert r.stdout.count("rule trial:") == n
+
+
+def test_snakemake_report_has_the_figures(smoke_run, plan):
+    """`snakemake --report` (Snakemake's own browsable report) carries every flagged figure."""
+    work, _ = smoke_run
+    out = work / "snakemake-report.html"
+    r = snakemake(work, "smoke", "--report", str(out), timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    text = out.read_text(errors="replace")
+    for exp in plan:
+        assert f"{exp}.png" in text

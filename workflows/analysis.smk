@@ -34,8 +34,12 @@ rule figure:
         table="results/{scale}/tables/{exp}.csv",
         trials=lambda wc: trial_files(wc.scale, wc.exp),
     output:
-        png="results/{scale}/figures/{exp}.png",
+        png=report("results/{scale}/figures/{exp}.png", caption="report/figure.rst", category="{scale}"),
         svg="results/{scale}/figures/{exp}.svg",
+    params:  # for the caption of `snakemake --report`
+        figure=lambda wc: PLAN[wc.scale][wc.exp][0]["figure"],
+        title=lambda wc: PLAN[wc.scale][wc.exp][0]["title"],
+        finding=lambda wc: PLAN[wc.scale][wc.exp][0]["paper_finding"],
     shell:
         "{PY:q} -m analysis.figures --experiment {wildcards.exp} --table {input.table} "
         "--out {output.png} --trials {input.trials}"

@@ -9,13 +9,15 @@ them outlives it.
 Each load is its own process group (stopped with SIGTERM to the group, then SIGKILL after
 a grace period), carries AIRLAB_LOAD_SET in its environment (so a test or a clean-up can
 find every process a set started, grandchildren included), and dies with its parent
-(PR_SET_PDEATHSIG) if the launcher itself is killed. One scheduler thread starts and stops
+(PR_SET_PDEATHSIG) if the launcher itself is killed; a watchdog process (loads.watchdog)
+then kills whatever the loads started themselves. One scheduler thread starts and stops
 the processes at their offsets; it is also the thread that forks them, which is what
 PR_SET_PDEATHSIG watches, so it lives until every process is gone."""
 import ctypes
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -69,6 +71,8 @@ class LoadSet:
         self._cv = threading.Condition()
         self._stop_requested = False
         self._thread = None
+        self._watchdog = None
+        self._watchdog_pipe = None
         self.t0 = None
         self.records = None
 
@@ -85,6 +89,7 @@ class LoadSet:
             raise RuntimeError("LoadSet.start() called twice")
         self.t0 = time.monotonic() if t0 is None else t0
         self.workdir.mkdir(parents=True, exist_ok=True)
+        self._start_watchdog()
         ready = threading.Event()
         self._thread = threading.Thread(target=self._schedule, args=(ready,), name="loads", daemon=True)
         self._thread.start()
@@ -102,8 +107,32 @@ class LoadSet:
             self._thread.join()
         else:
             self.t0 = time.monotonic()
+        self._end_watchdog()
         self.records = [self._record(ld) for ld in self.loads]
         return self.records
+
+    def _start_watchdog(self):
+        """Kills this set's processes if the launcher dies before stop() (loads.watchdog)."""
+        r, w = os.pipe()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AIRLAB_")}
+        try:
+            self._watchdog = subprocess.Popen([sys.executable, "-m", "loads.watchdog", self.tag],
+                                              stdin=r, stdout=subprocess.DEVNULL, env=env,
+                                              start_new_session=True)
+        finally:
+            os.close(r)
+        self._watchdog_pipe = w
+
+    def _end_watchdog(self):
+        if self._watchdog_pipe is not None:
+            os.close(self._watchdog_pipe)  # end of file: it checks that nothing is left, exits
+            self._watchdog_pipe = None
+        if self._watchdog is not None:
+            try:
+                self._watchdog.wait(15)
+            except subprocess.TimeoutExpired:
+                self._watchdog.kill()
+                self._watchdog.wait()
 
     # The scheduler thread: every fork and every kill happens here.
     def _schedule(self, ready):

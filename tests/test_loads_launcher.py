@@ -4,6 +4,7 @@ and never leaves a process behind: not at a normal end, not when a load fails, n
 its parent is interrupted (SIGINT, SIGTERM) or killed (SIGKILL) at a random moment."""
 import os
 import random
+from pathlib import Path
 import signal
 import subprocess
 import sys
@@ -84,10 +85,24 @@ with LoadSet(resolve_profile(sys.argv[1]), workdir=sys.argv[2]) as loads:
 """
 
 
+# A load whose own children do not die with their parent: only the watchdog gets them
+# when the launcher is SIGKILLed.
+SHELL_WITH_CHILDREN = """description: a shell whose children outlive it unless killed
+processes:
+  - kind: command
+    argv: [sh, -c, "sleep 300 & sleep 301 & wait"]
+    start_s: 0.3
+"""
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
-@pytest.mark.parametrize("profile", ["cpu-timevarying", "onoff-ctp1000-x2", "parsec-dedup"])
+@pytest.mark.parametrize("profile", ["cpu-timevarying", "onoff-ctp1000-x2", "parsec-dedup",
+                                     "shell-with-children"])
 def test_interrupted_parent_leaves_nothing_behind(tmp_path, profile, sig):
     rnd = random.Random(f"{profile}{sig}")
+    if profile == "shell-with-children":
+        profile = str(tmp_path / "shell-with-children.yaml")
+        Path(profile).write_text(SHELL_WITH_CHILDREN)
     for trial in range(2):
         p = subprocess.Popen([sys.executable, "-c", RUNNER, profile, str(tmp_path / str(trial))],
                              stdout=subprocess.PIPE, text=True)
@@ -95,9 +110,12 @@ def test_interrupted_parent_leaves_nothing_behind(tmp_path, profile, sig):
         time.sleep(rnd.uniform(0.0, 1.2))
         p.send_signal(sig)
         p.wait(timeout=20)
-        # SIGKILL gives the launcher no chance: PR_SET_PDEATHSIG must do it. Allow the
-        # kernel a moment to deliver it.
+        # SIGKILL gives the launcher no chance: PR_SET_PDEATHSIG and the watchdog must do
+        # it. Allow them a moment.
         deadline = time.monotonic() + 5
         while processes_tagged(tag) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert processes_tagged(tag) == [], f"{profile}: left running after {sig.name}"
+        left = processes_tagged(tag)
+        for pid in left:  # a failure must not leak into the next test
+            os.kill(pid, signal.SIGKILL)
+        assert left == [], f"{profile}: left running after {sig.name}"

@@ -10,17 +10,19 @@ import sys
 import pytest
 
 from analysis import aggregate, claims, figures, report
-from workflows import failed_trial
+from workflows import failed_trial, paths
+
+AIRLAB = [sys.executable, "-m", "workflows.cli"]  # the airlab command, in this interpreter
 
 ENGINE = ["--model", "phold", "--mode", "fm", "--threads", "2", "--lps-per-pe", "100",
           "--end-time", "200", "--remote", "0.4"]
 
 
 @pytest.fixture(scope="module")
-def trials(tmp_path_factory, airlab_cmd):
+def trials(tmp_path_factory):
     d = tmp_path_factory.mktemp("trials")
     ok = d / "profnone-remo0.4-rep0.json"
-    subprocess.run([airlab_cmd, "trial", "--profile", "none", "--setup", "cfs", "--rep", "0",
+    subprocess.run([*AIRLAB, "trial", "--profile", "none", "--setup", "cfs", "--rep", "0",
                     "--out", str(ok), "--timeout", "60", "--label", "experiment=fig01-fm-slowdown",
                     "--", *ENGINE], check=True, capture_output=True, timeout=120)
     bad = d / "profcpu1-remo0.4-rep0.json"
@@ -57,7 +59,7 @@ def test_figure_and_report_go_on(trials, tmp_path):
                   "--trials", str(ok), str(bad)])
     assert png.read_bytes()[:4] == b"\x89PNG"
     summary = tmp_path / "summary.csv"
-    claims.main(["--claims", "configs/paper-claims.csv", "--out", str(summary), str(table)])
+    claims.main(["--claims", str(paths.CONFIGS / "paper-claims.csv"), "--out", str(summary), str(table)])
     html = tmp_path / "report.html"
     report.main(["--scale", "smoke", "--summary", str(summary), "--out", str(html),
                  "--experiment", "fig01-fm-slowdown", str(png), str(table)])

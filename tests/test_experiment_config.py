@@ -6,6 +6,7 @@ import textwrap
 
 import pytest
 
+from workflows import paths
 from workflows.experiments import (ExperimentError, all_trials, expand, list_experiments,
                                    load_config, load_experiment)
 
@@ -102,7 +103,7 @@ def test_snakemake_refuses_a_bad_config_at_start(tmp_path):
     """The Snakefile validates configs/config.yaml (with overrides) before planning anything."""
     r = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-d", str(tmp_path),
                         "smoke", "--config", "scale=huge"],
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=120, cwd=paths.ROOT)
     assert r.returncode != 0
     assert "scale" in r.stdout + r.stderr and "huge" in r.stdout + r.stderr
 
@@ -113,3 +114,12 @@ def test_time_budgets():
     cfg = load_config()
     assert estimate_minutes(all_trials(cfg, "quick")) < 40
     assert estimate_minutes(all_trials(cfg, "smoke")) < 2
+
+
+def test_docs_example_experiment_validates(tmp_path):
+    """The example in docs/workflow.md ('Adding an experiment') is a valid experiment."""
+    doc = (paths.ROOT / "docs" / "workflow.md").read_text()
+    block = doc.split("```yaml\n", 1)[1].split("```", 1)[0]
+    exp = load_experiment(write(tmp_path, block, "fig08-mine.yaml"))
+    trials = expand(exp, "quick", load_config(), cores=2)
+    assert {t["engine"]["mode"] for t in trials} == {"fm", "adm", "ladm"}

@@ -88,5 +88,7 @@ rule smoke:
 rule bench:
     """The engine benchmarks (engine/bench/): printed figures, medians of repeated runs."""
     threads: workflow.cores
+    resources:
+        trial_slot=1,  # a benchmark is timing-sensitive too: never beside a trial
     shell:
         "{PY:q} {LAB}/engine/bench/run_bench.py && {PY:q} {LAB}/engine/bench/bench_pcs_conservative.py"

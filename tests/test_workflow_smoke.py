@@ -40,6 +40,9 @@ def plan():
 def test_prints_estimate_and_report_location(smoke_run):
     _, out = smoke_run
     assert "airlab: scale" in out and "estimate" in out
+    # the plain command picks up the workflow profile (keep-going, one trial at a time)
+    assert "workflow specific profile profiles/default" in out
+    assert "trial_slot=Resource(\"trial_slot\", 1)" in out
     assert "smoke report at results/smoke/report.html" in out
 
 

@@ -54,6 +54,7 @@ class _Load:
         self.stopped = None
         self.error = None
         self.cpu_s = None
+        self.lingered = False  # its process group outlived SIGKILL (should never happen)
 
 
 class LoadSet:
@@ -221,6 +222,13 @@ class LoadSet:
         while _group_alive(p.pid) and time.monotonic() < deadline:
             _signal_group(p.pid, signal.SIGKILL)
             time.sleep(0.01)
+        # Anything of this load that left the group (setsid, a daemon) still carries its tag.
+        for pid in proctags.find("AIRLAB_LOAD_ID", ld.id):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        ld.lingered = _group_alive(p.pid)
 
     def _record(self, ld):
         proc = ld.proc
@@ -232,6 +240,7 @@ class LoadSet:
             "exit_code": None if ld.popen is None else ld.popen.returncode,
             "pid": None if ld.popen is None else ld.popen.pid,
             "cpu_s": ld.cpu_s,
+            "stopped_cleanly": not ld.lingered,
             "stand_in": proc.get("stand_in", False), "stand_in_for": proc.get("stand_in_for"),
             "replaces_unavailable": proc.get("replaces_unavailable"),
             "available": proc.get("available", True) and ld.error is None,

@@ -36,15 +36,16 @@ def test_hooks_apply_to_every_process(tmp_path):
     seen = []
     hooks = ProcessHooks(
         wrap_argv=lambda argv, load: ["nice", "-n", "5", *argv],
-        preexec=lambda: os.environ.__setitem__("UNUSED", "1"),  # runs in the child
+        preexec=lambda: os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0)),  # in the child
         on_started=lambda pid, load: seen.append((pid, load["name"])))
     with LoadSet(resolve_profile("onoff-ctp1000-x2"), hooks=hooks, workdir=tmp_path) as loads:
         loads.start()
         time.sleep(0.3)
-        nices = [int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[16]) for pid, _ in seen]
+        stats = [open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split() for pid, _ in seen]
         records = loads.stop()
     assert [name for _, name in seen] == ["onoff.0", "onoff.1"]
-    assert nices == [5, 5], "wrap_argv was not applied"
+    assert [int(st[16]) for st in stats] == [5, 5], "wrap_argv was not applied"  # field 19: nice
+    assert [int(st[38]) for st in stats] == [os.SCHED_IDLE] * 2, "preexec was not applied"  # 41: policy
     assert all(r["argv"][:3] == ["nice", "-n", "5"] for r in records)
 
 
@@ -119,3 +120,20 @@ def test_interrupted_parent_leaves_nothing_behind(tmp_path, profile, sig):
         for pid in left:  # a failure must not leak into the next test
             os.kill(pid, signal.SIGKILL)
         assert left == [], f"{profile}: left running after {sig.name}"
+
+
+def test_a_load_that_leaves_its_group_is_still_stopped(tmp_path):
+    """`setsid` puts the program in a session of its own, out of reach of killpg; its
+    environment tag still finds it."""
+    prof = tmp_path / "escape.yaml"
+    prof.write_text("description: escapes its process group\nprocesses:\n"
+                    "  - kind: command\n    argv: [setsid, sleep, '300']\n")
+    with LoadSet(resolve_profile(str(prof)), workdir=tmp_path / "w") as loads:
+        loads.start()
+        time.sleep(0.5)
+        assert processes_tagged(loads.tag), "the escaped sleep should be running"
+        (rec,) = loads.stop()
+    left = processes_tagged(loads.tag)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert left == [] and rec["stopped_cleanly"]

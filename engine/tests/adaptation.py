@@ -5,12 +5,27 @@
 - the competitor stops mid-run: RAP brings the thread back (the end of the run has N).
 The shares asserted are generous (the machine is shared and noisy); what they rule out is
 a detector that never fires, one that fires without a competitor, and a reactivation
-policy that never brings a thread back. Results must still equal seq (checked too)."""
-import os
-import sys
-import threading
+policy that never brings a thread back. Results must still equal seq (checked too).
 
-from airpdes_harness import assert_same, check, cpu_competitor, finish, run
+"No competitor" is a premise about the whole machine, and a shared machine breaks it: when
+other people's programs keep the cores busy, deactivating a thread is the right answer. So
+while each such run goes, the test samples the kernel's count of runnable tasks
+(/proc/stat procs_running) minus the engine's own running threads and this sampler: the
+foreign demand for the cores. The "all N active" shares are asserted only when that demand
+averaged below FOREIGN_MAX; otherwise the case prints NOT CHECKED with the figure (on a
+dedicated or CI machine it is always checked). The competitor cases need no such premise:
+foreign load only adds to the competitor."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from airpdes_harness import AIRPDES, assert_same, check, cpu_competitor, fail, finish, read_timeline, run
+
+FOREIGN_MAX = 0.3  # runnable tasks of other programs, on average (1.0 = a whole competitor)
 
 N = min(os.cpu_count() or 1, 4)
 if N < 2:
@@ -31,6 +46,58 @@ def share(rows, pred, after_s=None, skip_frac=0.1):
     return (sum(1 for r in rows if pred(r[3])) / len(rows), len(rows)) if rows else (0.0, 0)
 
 
+def running_tasks(pid):
+    """How many threads of process pid are running or runnable now."""
+    n = 0
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                n += f.read().rsplit(") ", 1)[1][0] == "R"
+    except OSError:
+        pass
+    return n
+
+
+def procs_running():
+    with open("/proc/stat") as f:
+        for line in f:
+            if line.startswith("procs_running"):
+                return int(line.split()[1])
+    return 0
+
+
+def run_sampled(*args, own=()):
+    """Run airpdes with a timeline while sampling the foreign demand for CPUs every 20 ms.
+    own: PIDs of processes this test started besides the engine (the competitor).
+    Returns (JSON with "_timeline", [(t_s, foreign runnable tasks)])."""
+    with tempfile.TemporaryDirectory() as d:
+        out, tl = os.path.join(d, "out.json"), os.path.join(d, "tl.csv")
+        argv = [AIRPDES, *map(str, args), "--quiet", "--json", out, "--timeline", tl]
+        t0 = time.monotonic()
+        p = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)
+        samples = []
+        while p.poll() is None:
+            ours = running_tasks(p.pid) + sum(running_tasks(q) for q in own) + 1  # + this sampler
+            samples.append((time.monotonic() - t0, max(0, procs_running() - ours)))
+            time.sleep(0.02)
+            if time.monotonic() - t0 > 60:
+                p.kill()
+        err = p.stderr.read()
+        p.stderr.close()
+        if p.returncode != 0:
+            fail(f"{' '.join(argv[1:])}: exit {p.returncode}; stderr: {err.strip()}")
+            return None, samples
+        with open(out) as f:
+            j = json.load(f)
+        j["_timeline"] = read_timeline(tl)
+        return j, samples
+
+
+def mean_foreign(samples, after_s=0.0):
+    v = [n for t, n in samples if t >= after_s]
+    return sum(v) / len(v) if v else 0.0
+
+
 refs = {}
 for end in (3000, 12000):
     refs[end] = run(*MODEL, "--end-time", end, "--mode", "seq")[0]
@@ -45,17 +112,25 @@ with cpu_competitor():
         s, n = share(j["_timeline"], lambda a: a == N - 1)
         label = f"{mode} {det} + 1 CPU competitor"
         assert_same(refs[3000], j, label)
-        check(n >= 10 and s >= 0.5, f"{label}: {N - 1} active in only {s:.0%} of {n} samples")
-        print(f"ok   {label}: {N - 1} of {N} threads active in {s:.0%} of {n} samples")
+        if check(n >= 10 and s >= 0.5, f"{label}: {N - 1} active in only {s:.0%} of {n} samples"):
+            print(f"ok   {label}: {N - 1} of {N} threads active in {s:.0%} of {n} samples")
 
 for mode, det in CASES:
-    j, _ = run(*MODEL, "--end-time", 3000, "--mode", mode, "--threads", N, "--detector", det,
-               "--reactivation", "rap", timeline=True)
+    j, samples = run_sampled(*MODEL, "--end-time", 3000, "--mode", mode, "--threads", N,
+                             "--detector", det, "--reactivation", "rap")
     if not j:
         continue
     s, n = share(j["_timeline"], lambda a: a == N)
-    check(n >= 5 and s >= 0.5, f"{mode} {det}, no competitor: all {N} active in only {s:.0%} of {n} samples")
-    print(f"ok   {mode} {det}, no competitor: all {N} threads active in {s:.0%} of {n} samples")
+    foreign = mean_foreign(samples)
+    label = f"{mode} {det}, no competitor"
+    if foreign >= FOREIGN_MAX:
+        print(f"NOT CHECKED {label}: the machine was busy ({foreign:.1f} foreign runnable tasks "
+              f"on average); all {N} active in {s:.0%} of {n} samples")
+        continue
+    if check(n >= 5 and s >= 0.5, f"{label}: all {N} active in only {s:.0%} of {n} samples "
+                                  f"({foreign:.2f} foreign runnable tasks on average)"):
+        print(f"ok   {label}: all {N} threads active in {s:.0%} of {n} samples "
+              f"({foreign:.2f} foreign runnable tasks on average)")
 
 # The competitor leaves after STOP_S; from STOP_S + 0.3 s on, RAP must have brought the
 # deactivated thread back for most of the remaining samples.
@@ -64,8 +139,8 @@ for mode, det in [("ladm", "pi"), ("adm", "rq")]:
     with cpu_competitor() as comp:
         timer = threading.Timer(STOP_S, comp.kill)
         timer.start()
-        j, _ = run(*MODEL, "--end-time", 12000, "--mode", mode, "--threads", N, "--detector", det,
-                   "--reactivation", "rap", timeline=True)
+        j, samples = run_sampled(*MODEL, "--end-time", 12000, "--mode", mode, "--threads", N,
+                                 "--detector", det, "--reactivation", "rap", own=[comp.pid])
         timer.cancel()
     if not j:
         continue
@@ -74,8 +149,15 @@ for mode, det in [("ladm", "pi"), ("adm", "rq")]:
     assert_same(refs[12000], j, label)
     before, nb = share([r for r in tl if 0.1 <= r[0] < STOP_S], lambda a: a == N - 1, after_s=0)
     after, na = share(tl, lambda a: a == N, after_s=STOP_S + 0.3)
+    foreign = mean_foreign(samples, after_s=STOP_S + 0.3)
     check(na >= 10, f"{label}: the run ended too soon after the competitor left ({na} samples)")
-    check(after >= 0.6, f"{label}: all {N} active in only {after:.0%} of {na} samples after it left")
-    print(f"ok   {label}: {N - 1} active in {before:.0%} of samples before, "
-          f"all {N} in {after:.0%} of {na} samples after")
+    if foreign >= FOREIGN_MAX:
+        print(f"NOT CHECKED {label}: the machine stayed busy after it left ({foreign:.1f} foreign "
+              f"runnable tasks on average); {N - 1} active in {before:.0%} of samples before, "
+              f"all {N} in {after:.0%} after")
+        continue
+    if check(after >= 0.6, f"{label}: all {N} active in only {after:.0%} of {na} samples after it "
+                           f"left ({foreign:.2f} foreign runnable tasks on average)"):
+        print(f"ok   {label}: {N - 1} active in {before:.0%} of samples before, all {N} in "
+              f"{after:.0%} of {na} samples after ({foreign:.2f} foreign runnable on average)")
 finish()

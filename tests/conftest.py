@@ -1,65 +1,55 @@
 """Fixtures shared by every test area, and the suite-wide leak check.
 
 The suite runs real programs (engine, loads, SLURM daemons). Whatever a test starts, it
-must stop: at the end of the session any lab process that was started during the session
-and is still alive fails the run, so a leak cannot hide behind a green suite.
+must stop: at the end of the session any process started by this session that is still
+alive fails the run, so a leak cannot hide behind a green suite.
 """
 import os
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
 
 from workflows import paths
 
-LAB_PROCESS_NAMES = {
-    "airload", "airpdes", "stress-ng", "x264", "vips", "slurmctld", "slurmd",
-    "slurmstepd", "munged", "perf",
-}
+# Every process this test session starts inherits this tag (set before any test runs), so
+# the leak check finds exactly this session's processes, grandchildren and SLURM jobs
+# included, and never touches anyone else's runs on a shared machine.
+SESSION_TAG = "AIRLAB_TEST_SESSION"
+os.environ[SESSION_TAG] = uuid.uuid4().hex
 
 
-def _lab_processes():
-    """PID -> (name, start time in clock ticks since boot) of running lab processes."""
+def _session_processes():
+    """PID -> command name of this session's live processes, except pytest itself."""
+    from loads import proctags
     found = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
+    for pid in proctags.find(SESSION_TAG, os.environ[SESSION_TAG]):
+        if pid == os.getpid():
             continue
         try:
-            stat = (entry / "stat").read_text()
+            found[pid] = Path(f"/proc/{pid}/comm").read_text().strip()
         except OSError:
-            continue
-        # comm is in parentheses and may contain spaces; fields after it are positional.
-        name = stat[stat.index("(") + 1: stat.rindex(")")]
-        fields = stat[stat.rindex(")") + 2:].split()
-        state, start_ticks = fields[0], int(fields[19])
-        if state == "Z":
-            continue
-        if name in LAB_PROCESS_NAMES or name.startswith("stress-ng"):
-            found[int(entry.name)] = (name, start_ticks)
+            pass
     return found
 
 
 @pytest.fixture(scope="session", autouse=True)
 def no_lab_process_outlives_the_suite():
-    from loads.launcher import processes_tagged
-    before = set(_lab_processes())
-    before_tagged = set(processes_tagged())
     yield
     deadline = time.monotonic() + 5.0  # let killed processes finish exiting
     while True:
-        leaked = {p: v for p, v in _lab_processes().items() if p not in before}
+        leaked = _session_processes()
         if not leaked or time.monotonic() > deadline:
             break
         time.sleep(0.2)
-    from loads.launcher import processes_tagged  # anything a LoadSet started, whatever its name
-    leaked.update({p: ("tagged AIRLAB_LOAD_SET", 0) for p in processes_tagged() if p not in before_tagged})
     for pid in leaked:  # clean up so one leak does not poison the next run
         try:
             os.kill(pid, 9)
         except ProcessLookupError:
             pass
-    assert not leaked, f"lab processes left running by the tests: {sorted(leaked.items())}"
+    assert not leaked, f"processes left running by the tests: {sorted(leaked.items())}"
 
 
 @pytest.fixture(scope="session")

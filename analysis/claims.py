@@ -27,13 +27,23 @@ class Tables:
 
     def mean(self, exp, col, **where):
         vals = [_f(r[col]) for r in self.rows.get(exp, [])
-                if r["baseline"] != "1" and all(str(r.get(k)) == str(v) for k, v in where.items())
+                if r["baseline"] != "1" and all(_same(r.get(k), v) for k, v in where.items())
                 and _f(r[col]) is not None]
         return statistics.mean(vals) if vals else None
 
     def values(self, exp, col):
         return sorted({r[col] for r in self.rows.get(exp, []) if r["baseline"] != "1" and r[col] != ""},
                       key=lambda v: (_f(v) is None, _f(v) or 0, v))
+
+
+def _same(a, b):
+    """Equal as numbers when both are ('0' and '0.0' are the same remote share), else as text."""
+    fa, fb = _f(a), _f(b)
+    return fa == fb if fa is not None and fb is not None else str(a) == str(b)
+
+
+def _loads(n):
+    return "n/a" if n is None else f"{n:g}"
 
 
 def _ratio(a, b):
@@ -54,7 +64,7 @@ def measure(cid, T):
                 if s is not None and (best is None or s > best):
                     best, at = s, rem
         p = T.mean("fig01-fm-slowdown", "pred_eq1", n_loads="1.0")
-        return f"up to {fmt(best)} at remote {at} (proportional {fmt(p)})", _verdict(best, p, more=True)
+        return f"up to {fmt(best)} at remote {at or "n/a"} (proportional {fmt(p)})", _verdict(best, p, more=True)
     if cid == "fm_zero_remote":
         s = T.mean("fig01-fm-slowdown", "slowdown", n_loads="1.0", remote="0.0")
         p = T.mean("fig01-fm-slowdown", "pred_eq1", n_loads="1.0", remote="0.0")
@@ -63,13 +73,13 @@ def measure(cid, T):
         n = max((_f(v) for v in T.values("fig03-optimistic-vs-conservative", "n_loads")), default=None)
         o = T.mean("fig03-optimistic-vs-conservative", "slowdown", sync="optimistic", n_loads=n)
         c = T.mean("fig03-optimistic-vs-conservative", "slowdown", sync="conservative", n_loads=n)
-        return f"with {n} loads: optimistic {fmt(o)}, conservative {fmt(c)}", _verdict(o, c, more=True)
+        return f"with {_loads(n)} loads: optimistic {fmt(o)}, conservative {fmt(c)}", _verdict(o, c, more=True)
     if cid == "adm_threshold":
         ths = T.values("fig04-adm-threshold", "apte_threshold")
         walls = {t: T.mean("fig04-adm-threshold", "wall_s", apte_threshold=t) for t in ths}
         walls = {t: w for t, w in walls.items() if w is not None}
         best = min(walls, key=walls.get) if walls else None
-        return f"best threshold here {best}" + (f" ({walls[best]:.2f} s)" if best else ""), ""
+        return f"best threshold here {best or 'n/a'}" + (f" ({walls[best]:.2f} s)" if best else ""), ""
     if cid == "adm_efficiency":
         eff = {m: T.mean("fig05-06-fm-dm-adm", "efficiency", mode=m) for m in ("fm", "dm", "adm")}
         return ", ".join(f"{m} {fmt(v, '')}" for m, v in eff.items()) + " (mean over remote shares)", \
@@ -88,7 +98,7 @@ def measure(cid, T):
                        T.mean("fig08-one-load", "wall_s", mode="ladm", remote=rem))
             if r is not None and (best is None or r > best):
                 best, at = r, rem
-        return f"{other.upper()} / LADM time up to {fmt(best)} (remote {at})", _verdict(best, 1.0, more=True)
+        return f"{other.upper()} / LADM time up to {fmt(best)} (remote {at or "n/a"})", _verdict(best, 1.0, more=True)
     if cid == "cache_misses":
         cm = {m: T.mean("fig09-locality", "cache_misses", mode=m, profile="cpu-1") for m in ("adm", "ladm")}
         if all(v is not None for v in cm.values()):
@@ -105,7 +115,8 @@ def measure(cid, T):
                     res[f"{d}-{r}"] = v
         best = min(res, key=res.get) if res else None
         return "best here: " + (f"{best} ({res[best]:.2f}x); " if best else "") + \
-            ", ".join(f"{k} {v:.2f}" for k, v in sorted(res.items())), _verdict(best == "pi-rap", True, more=None)
+            ", ".join(f"{k} {v:.2f}" for k, v in sorted(res.items())), \
+            (_verdict(best == "pi-rap", True, more=None) if best else "")
     if cid == "convergence":
         return "see the active-thread timelines (Fig. 11/12)", ""
     if cid == "epg":
@@ -118,14 +129,14 @@ def measure(cid, T):
         exp = "fig15-pcs" if cid == "pcs" else "fig17-onoff-loads"
         n = max((_f(v) for v in T.values(exp, "n_loads")), default=None)
         r = _ratio(T.mean(exp, "wall_s", mode="fm", n_loads=n), T.mean(exp, "wall_s", mode="ladm", n_loads=n))
-        return f"FM / LADM time {fmt(r)} with {n} loads", _verdict(r, 1.0, more=True)
+        return f"FM / LADM time {fmt(r)} with {_loads(n)} loads", _verdict(r, 1.0, more=True)
     if cid == "onoff_ctp":
         best, at = None, None
         for c in T.values("fig16-onoff-ctp", "ctp_us"):
             r = _ratio(T.mean("fig16-onoff-ctp", "wall_s", mode="fm", ctp_us=c), T.mean("fig16-onoff-ctp", "wall_s", mode="ladm", ctp_us=c))
             if r is not None and (best is None or r > best):
                 best, at = r, c
-        return f"FM / LADM time up to {fmt(best)} (CTP {at} us)", _verdict(best, 1.0, more=True)
+        return f"FM / LADM time up to {fmt(best)} (CTP {at or "n/a"} us)", _verdict(best, 1.0, more=True)
     if cid in ("gang_one_thread", "gang_io_bound", "parsec_side"):
         exp = "fig18-19-parsec-gang"
         col = "load_slowdown" if cid == "parsec_side" else "wall_s"

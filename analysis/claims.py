@@ -64,7 +64,7 @@ def measure(cid, T):
                 if s is not None and (best is None or s > best):
                     best, at = s, rem
         p = T.mean("fig01-fm-slowdown", "pred_eq1", n_loads="1.0")
-        return f"up to {fmt(best)} at remote {at or "n/a"} (proportional {fmt(p)})", _verdict(best, p, more=True)
+        return f"up to {fmt(best)} at remote {at or 'n/a'} (proportional {fmt(p)})", _verdict(best, p, more=True)
     if cid == "fm_zero_remote":
         s = T.mean("fig01-fm-slowdown", "slowdown", n_loads="1.0", remote="0.0")
         p = T.mean("fig01-fm-slowdown", "pred_eq1", n_loads="1.0", remote="0.0")
@@ -98,7 +98,7 @@ def measure(cid, T):
                        T.mean("fig08-one-load", "wall_s", mode="ladm", remote=rem))
             if r is not None and (best is None or r > best):
                 best, at = r, rem
-        return f"{other.upper()} / LADM time up to {fmt(best)} (remote {at or "n/a"})", _verdict(best, 1.0, more=True)
+        return f"{other.upper()} / LADM time up to {fmt(best)} (remote {at or 'n/a'})", _verdict(best, 1.0, more=True)
     if cid == "cache_misses":
         cm = {m: T.mean("fig09-locality", "cache_misses", mode=m, profile="cpu-1") for m in ("adm", "ladm")}
         if all(v is not None for v in cm.values()):
@@ -136,7 +136,7 @@ def measure(cid, T):
             r = _ratio(T.mean("fig16-onoff-ctp", "wall_s", mode="fm", ctp_us=c), T.mean("fig16-onoff-ctp", "wall_s", mode="ladm", ctp_us=c))
             if r is not None and (best is None or r > best):
                 best, at = r, c
-        return f"FM / LADM time up to {fmt(best)} (CTP {at or "n/a"} us)", _verdict(best, 1.0, more=True)
+        return f"FM / LADM time up to {fmt(best)} (CTP {at or 'n/a'} us)", _verdict(best, 1.0, more=True)
     if cid in ("gang_one_thread", "gang_io_bound", "parsec_side"):
         exp = "fig18-19-parsec-gang"
         col = "load_slowdown" if cid == "parsec_side" else "wall_s"

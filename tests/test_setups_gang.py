@@ -6,7 +6,7 @@ import json
 import jsonschema
 import pytest
 
-from trial_helpers import AIRLAB, SCHEMA, run
+from trial_helpers import SCHEMA, run
 from workflows.setups import open_setup
 
 
@@ -15,9 +15,11 @@ def test_gang_jobs_alternate(tmp_path):
     if not ok:
         pytest.skip(f"gang cannot run here: {why}")
     out = tmp_path / "gang.json"
-    # About 12 s of engine work: SLURM suspends the second job as it starts (the first
+    # About 9 s of engine CPU work: SLURM suspends the second job as it starts (the first
     # switch comes ~10 s in), then the engine and the load take turns every 5 s slice.
-    engine = ["--mode", "fm", "--threads", "2", "--lps-per-pe", "1000", "--remote", "0.2", "--end-time", "70000"]
+    # seq: a fixed amount of CPU work, which on a busy machine does not grow with
+    # rollbacks as fm's would.
+    engine = ["--mode", "seq", "--lps-per-pe", "2000", "--end-time", "45000"]
     r = run(out, setup="gang", engine=engine)
     assert r.returncode == 0, r.stderr
     assert r.left_behind() == [], "SLURM daemons, jobs or loads outlived the trial"
@@ -28,3 +30,28 @@ def test_gang_jobs_alternate(tmp_path):
     assert applied["jobs_alternated"], applied["job_states"]
     assert d["loads"][0]["cpu_s"] > 0.5, "the load never got its turn"
     assert applied["jobs_left_at_end"] == []
+
+
+def test_interrupted_gang_trial_leaves_no_daemon_or_job(tmp_path):
+    """SIGINT/SIGTERM while munge/slurmctld/slurmd start, while jobs are submitted, or
+    mid-run: exit 130, no file, and nothing of the run (daemons, jobs, slurmstepd, engine,
+    load; all carry the run's tag) is left."""
+    import random
+    import signal
+    import time
+
+    from trial_helpers import Runner, wait_until_gone
+    ok, why = open_setup("gang").availability()
+    if not ok:
+        pytest.skip(f"gang cannot run here: {why}")
+    rnd = random.Random(7)
+    slow = ["--mode", "fm", "--threads", "2", "--lps-per-pe", "500", "--end-time", "10000000"]
+    for i, moment in enumerate([rnd.uniform(0.8, 1.5), rnd.uniform(1.5, 3.0), rnd.uniform(4.0, 7.0)]):
+        out = tmp_path / f"{i}.json"
+        r = Runner(out, setup="gang", engine=slow)
+        time.sleep(moment)
+        r.proc.send_signal(rnd.choice([signal.SIGINT, signal.SIGTERM]))
+        r.wait(120)
+        assert r.returncode in (130, -signal.SIGINT, -signal.SIGTERM), r.stderr
+        assert not out.exists()
+        assert wait_until_gone(r, 5.0) == [], f"left after an interrupt at {moment:.1f} s: {r.stderr}"

@@ -12,7 +12,7 @@ import uuid
 from pathlib import Path
 
 from loads import proctags
-from workflows import cgroups
+from workflows.setups import cgroups
 from workflows.paths import SCHEMAS
 
 SHORT_ENGINE = ["--mode", "fm", "--threads", "2", "--lps-per-pe", "300", "--remote", "0.2", "--end-time", "3000"]
@@ -36,7 +36,12 @@ class Runner:
         self.stdout = self.stderr = None
 
     def wait(self, timeout=300):
-        self.stdout, self.stderr = self.proc.communicate(timeout=timeout)
+        try:
+            self.stdout, self.stderr = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:  # stop it the way a user would, so it cleans up
+            self.proc.terminate()
+            self.stdout, self.stderr = self.proc.communicate(timeout=120)
+            raise AssertionError(f"the trial did not end within {timeout} s: {self.stderr}") from None
         return self.proc.returncode
 
     @property

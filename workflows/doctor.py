@@ -4,7 +4,8 @@ import shutil
 import subprocess
 import tempfile
 
-from workflows import cgroups, machine, perf
+from workflows import machine, perf
+from workflows.setups import cgroups
 from workflows.paths import AIRLOAD, AIRPDES
 
 HELP = """\
@@ -117,7 +118,7 @@ def doctor_cmd(args):
 
 
 def _gang_start_check():
-    from workflows.slurm import GangCluster
+    from workflows.setups.slurm import GangCluster
     with tempfile.TemporaryDirectory() as d:
         g = GangCluster(d)
         try:

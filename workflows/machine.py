@@ -4,7 +4,7 @@ import platform
 import socket
 import subprocess
 
-from workflows import cgroups
+from workflows.setups import cgroups
 from workflows.paths import ROOT
 
 

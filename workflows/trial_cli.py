@@ -14,6 +14,13 @@ examples:
       --mode fm --threads 2 --lps-per-pe 1000 --remote 0.4 --end-time 5000
   airlab trial --profile onoff-ctp1000 --setup cpuset --out t.json -- --mode ladm --threads 2
 
+setups (configs/setups/, `airlab doctor` says which this machine can apply): cfs, cpuset,
+quota-half, weight-4to1, idle, nice, gang. A gang trial starts a private SLURM (munged,
+slurmctld, slurmd) and stops it afterwards; SLURM switches jobs every time slice (5 s at
+least), so give it an engine run of several slices (the runner warns when it was shorter).
+Progress goes to stderr; the engine options --json, --timeline and --check belong to the
+runner and are refused.
+
 exit status (on every non-zero one the engine, every load, the lab's cgroups, SLURM jobs
 and daemons are gone and no result file is written):
   0    the result was written (or, with --record-failure / --allow-unavailable, a record

@@ -64,7 +64,7 @@ class GangCluster:
     def _conf(self):
         d = self.dir
         ctl, node = _free_port(), _free_port()
-        return f"""# written by airlab (workflows/slurm.py) for one trial; removed with it
+        return f"""# written by airlab (workflows/setups/slurm.py) for one trial; removed with it
 ClusterName=airlab
 SlurmctldHost=localhost(127.0.0.1)
 SlurmctldPort={ctl}
@@ -149,8 +149,8 @@ PartitionName=gang Nodes={self.node} Default=YES MaxTime=INFINITE State=UP OverS
 
     def wrap(self, argv, role):
         """argv as a separate SLURM batch job that asks for every CPU, so jobs take turns
-        (workflows/slurm_job.py waits for it and relays its output and exit code)."""
-        return [sys.executable, "-m", "workflows.slurm_job", "--conf", str(self.dir / "slurm.conf"),
+        (workflows/setups/slurm_job.py waits for it and relays its output and exit code)."""
+        return [sys.executable, "-m", "workflows.setups.slurm_job", "--conf", str(self.dir / "slurm.conf"),
                 "--name", f"airlab-{role}", "--cpus", str(self.cores), "--", *argv]
 
     def env_for_clients(self):

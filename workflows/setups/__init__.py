@@ -1,11 +1,15 @@
 """Scheduling setups: how the engine and the loads share the machine during a trial.
 
-A setup is a YAML file in configs/setups/ (schema configs/schemas/setup.schema.json).
+A setup is a YAML file in configs/setups/ (schema configs/schemas/setup.schema.json); each
+kind is one module here (cfs, idle, nice, cpuset, quota, weight, gang) with
+`availability(spec)` and `apply(applied_setup, spec)`; cgroups.py hides cgroup v1/v2 and
+slurm.py the private SLURM.
 `open_setup(name)` validates it; `with setup.applied() as s:` makes it real for one trial
 (creates cgroups, starts a private SLURM, ...) and gives the hooks that put the engine
 (`s.engine_hooks`) and every load (`s.load_hooks`) under it; leaving the block undoes
 everything, whatever happened inside. A setup this machine cannot apply raises SetupError
 with the reason: it never quietly runs as cfs."""
+import importlib
 import json
 import os
 from pathlib import Path
@@ -14,8 +18,10 @@ import jsonschema
 import yaml
 
 from loads.launcher import ProcessHooks
-from workflows import cgroups
 from workflows.paths import SCHEMAS, SETUPS
+from workflows.setups import cgroups
+
+KINDS = ("cfs", "idle", "nice", "cpuset", "quota", "weight", "gang")
 
 
 class SetupError(Exception):
@@ -44,16 +50,8 @@ def open_setup(name_or_path):
     return Setup(path.stem, str(path), data)
 
 
-def _all_cpus():
-    return sorted(os.sched_getaffinity(0))
-
-
-def _cpu_list(text):
-    out = set()
-    for part in text.split(","):
-        lo, _, hi = part.partition("-")
-        out.update(range(int(lo), int(hi or lo) + 1))
-    return out
+def kind_module(kind):
+    return importlib.import_module(f"workflows.setups.{kind}")
 
 
 class Setup:
@@ -63,16 +61,7 @@ class Setup:
 
     def availability(self):
         """(True, None) or (False, reason) for this machine, without changing anything."""
-        if self.kind in ("cpuset", "quota", "weight"):
-            version, reason = cgroups.detect()
-            if not version:
-                return False, reason
-            if self.kind == "cpuset" and len(_all_cpus()) < 2:
-                return False, "cpuset needs at least 2 CPUs (engine and loads on disjoint sets)"
-        if self.kind == "gang":
-            from workflows import slurm
-            return slurm.availability()
-        return True, None
+        return kind_module(self.kind).availability(self.spec)
 
     def applied(self, workdir):
         ok, reason = self.availability()
@@ -82,7 +71,10 @@ class Setup:
 
 
 class AppliedSetup:
-    """One trial's setup in force. `applied` records what was really done."""
+    """One trial's setup in force. `applied` records what was really done; a kind's
+    apply() fills the hooks and may own cgroups (`cg`) or a SLURM cluster (`gang`), which
+    leaving the block removes."""
+    hooks = ProcessHooks
 
     def __init__(self, setup, workdir):
         self.setup = setup
@@ -95,54 +87,22 @@ class AppliedSetup:
 
     def __enter__(self):
         try:
-            self._apply()
+            kind_module(self.setup.kind).apply(self, self.setup.spec)
+        except cgroups.CgroupError as e:
+            self.__exit__(None, None, None)
+            raise SetupError(f"setup {self.setup.name}: {e}") from None
         except BaseException:
             self.__exit__(None, None, None)
             raise
         return self
 
-    def _apply(self):
-        kind, spec = self.setup.kind, self.setup.spec
-        if kind == "cfs":
-            self.applied = {"scheduler": "SCHED_NORMAL (unchanged)"}
-        elif kind == "idle":
-            def idle():
-                os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-            self.load_hooks = ProcessHooks(preexec=idle)
-            self.applied = {"loads_policy": "SCHED_IDLE"}
-        elif kind == "nice":
-            n = spec["loads_nice"]
-            self.load_hooks = ProcessHooks(preexec=lambda: os.setpriority(os.PRIO_PROCESS, 0, n))
-            self.applied = {"loads_nice": n}
-        elif kind in ("cpuset", "quota", "weight"):
-            try:
-                self.cg = cgroups.LabCgroups()
-                self.applied = {"cgroup": self.cg.version, "groups": self.cg.paths()}
-                if kind == "cpuset":
-                    cpus = _all_cpus()
-                    eng = spec.get("engine_cpus") or ",".join(map(str, cpus[:-1]))
-                    lds = spec.get("loads_cpus") or str(cpus[-1])
-                    if _cpu_list(eng) & _cpu_list(lds):
-                        raise SetupError(f"cpuset: engine_cpus {eng} and loads_cpus {lds} overlap")
-                    self.applied["engine"] = self.cg.set_cpus("engine", eng)
-                    self.applied["loads"] = self.cg.set_cpus("loads", lds)
-                elif kind == "quota":
-                    self.applied["loads"] = self.cg.set_quota("loads", spec["loads_cpu_share"],
-                                                              spec.get("period_us", 100000))
-                else:
-                    self.applied["engine"] = self.cg.set_weight("engine", spec["engine_weight"])
-                    self.applied["loads"] = self.cg.set_weight("loads", spec["loads_weight"])
-            except cgroups.CgroupError as e:
-                raise SetupError(f"setup {self.setup.name}: {e}") from None
-            self.engine_hooks = ProcessHooks(preexec=self.cg.join_preexec("engine"))
-            self.load_hooks = ProcessHooks(preexec=self.cg.join_preexec("loads"))
-        elif kind == "gang":
-            from workflows import slurm
-            self.gang = slurm.GangCluster(self.workdir, spec.get("time_slice_s", 5))
-            self.gang.start()
-            self.engine_hooks = ProcessHooks(wrap_argv=lambda argv, load=None: self.gang.wrap(argv, "engine"))
-            self.load_hooks = ProcessHooks(wrap_argv=lambda argv, load: self.gang.wrap(argv, "load"))
-            self.applied = self.gang.describe()
+    def make_cgroups(self):
+        """The trial's own cgroups (one per role); the engine and the loads join theirs."""
+        self.cg = cgroups.LabCgroups()
+        self.applied = {"cgroup": self.cg.version, "groups": self.cg.paths()}
+        self.engine_hooks = ProcessHooks(preexec=self.cg.join_preexec("engine"))
+        self.load_hooks = ProcessHooks(preexec=self.cg.join_preexec("loads"))
+        return self.cg
 
     def record(self):
         return {"name": self.setup.name, "kind": self.setup.kind, "path": self.setup.path,

@@ -178,3 +178,12 @@ def leftover_lab_groups():
         if base.is_dir():
             found += [str(p) for p in base.glob("airlab-*") if p.is_dir()]
     return found
+
+
+def cpu_list(text):
+    """'0-2,5' -> {0, 1, 2, 5}"""
+    out = set()
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return out

@@ -6,7 +6,7 @@ Why a batch job and not `srun`: under gang scheduling a new job is often suspend
 moment it is allocated, and srun then fails to create its job step ("Job/step already
 completing"); a batch job's program is launched by SLURM itself and simply waits.
 
-    python -m workflows.slurm_job --conf SLURM_CONF --name airlab-load --cpus 2 -- argv...
+    python -m workflows.setups.slurm_job --conf SLURM_CONF --name airlab-load --cpus 2 -- argv...
 """
 import argparse
 import os

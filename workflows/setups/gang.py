@@ -1,0 +1,15 @@
+"""gang: the engine and the loads are separate jobs of a private single-node SLURM with
+PreemptMode=GANG that take turns every time_slice_s seconds (paper section 8.7)."""
+from workflows.setups import slurm
+
+
+def availability(spec):
+    return slurm.availability()
+
+
+def apply(s, spec):
+    s.gang = slurm.GangCluster(s.workdir, spec.get("time_slice_s", 5))
+    s.gang.start()
+    s.engine_hooks = s.hooks(wrap_argv=lambda argv, load=None: s.gang.wrap(argv, "engine"))
+    s.load_hooks = s.hooks(wrap_argv=lambda argv, load: s.gang.wrap(argv, "load"))
+    s.applied = s.gang.describe()

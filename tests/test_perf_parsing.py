@@ -33,3 +33,32 @@ def test_garbage_lines_do_not_break_parsing():
     c = perf.parse("garbage\n,,\nnot-a-number,,task-clock,0,100.00,,\n")
     assert c["task-clock"]["status"] == "not counted"
     assert c["cycles"]["status"] == "unavailable"
+
+
+def test_a_perf_that_cannot_count_leaves_the_engine_bare(monkeypatch):
+    # /bin/false stands for a perf that exists but may not count (perf_event_paranoid,
+    # a container's seccomp): the engine runs without it and every counter says why.
+    monkeypatch.setattr(perf, "perf_binary", lambda: "/bin/false")
+    monkeypatch.setattr(perf, "_probe", {})
+    argv, why = perf.wrap(["airpdes", "--mode", "seq"], "/tmp/unused.csv")
+    assert argv == ["airpdes", "--mode", "seq"] and "not permitted" in why
+    c = perf.read("/nonexistent", why)
+    assert all(v["status"] == "unavailable" and v["reason"] == why for v in c.values())
+
+
+def test_real_perf_stat_output_parses():
+    import subprocess
+    import tempfile
+    perf_path, why = perf.usable()
+    if not perf_path:
+        import pytest
+        pytest.skip(why)
+    with tempfile.TemporaryDirectory() as d:
+        argv, _ = perf.wrap(["sh", "-c", "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done"], f"{d}/p.csv")
+        assert subprocess.run(argv, capture_output=True, timeout=60).returncode == 0
+        c = perf.read(f"{d}/p.csv")
+    assert set(c) >= set(perf.EVENTS)
+    assert c["task-clock"]["status"] == "ok" and c["task-clock"]["value"] > 0
+    assert c["duration_time"]["status"] == "ok"
+    for hw in perf.HARDWARE:  # a value, or the reason it is missing: never silently absent
+        assert (c[hw]["status"] == "ok") == (c[hw]["value"] is not None) and (c[hw]["reason"] or c[hw]["value"] is not None)

@@ -23,12 +23,35 @@ def perf_binary():
     return perf if ok else None
 
 
+_probe = {}
+
+
+def usable():
+    """(perf path, None) or (None, reason): perf exists and may count software events for
+    this user (perf_event_paranoid, seccomp in containers). Probed once per process."""
+    if "result" not in _probe:
+        perf = perf_binary()
+        if not perf:
+            _probe["result"] = (None, "perf is not installed or does not match this kernel (Debian package linux-perf)")
+        else:
+            import subprocess
+            try:
+                r = subprocess.run([perf, "stat", "-x", ",", "-e", "task-clock", "--", "true"],
+                                   capture_output=True, text=True, timeout=30)
+                why = None if r.returncode == 0 else \
+                    f"perf stat is not permitted here: {(r.stderr.strip().splitlines() or ['exit %d' % r.returncode])[0]}"
+            except (OSError, subprocess.TimeoutExpired) as e:
+                why = f"perf stat did not run: {e}"
+            _probe["result"] = (perf, None) if why is None else (None, why)
+    return _probe["result"]
+
+
 def wrap(argv, out_file):
     """argv run under `perf stat` writing CSV to out_file; (argv, None) or (argv, reason)
-    when perf is unavailable (the engine then runs bare)."""
-    perf = perf_binary()
+    when perf is unavailable (the engine then runs bare and every counter says why)."""
+    perf, why = usable()
     if not perf:
-        return list(argv), "perf is not installed or does not match this kernel (Debian package linux-perf)"
+        return list(argv), why
     return [perf, "stat", "-x", ",", "-o", str(out_file), "-e", ",".join(EVENTS), "--", *argv], None
 
 

@@ -102,3 +102,20 @@ def test_interrupted_runner_leaves_nothing(tmp_path, setup):
         assert r.returncode in (130, -signal.SIGINT, -signal.SIGTERM), r.stderr
         assert not out.exists() and [f for f in tmp_path.iterdir() if f.name.startswith(".")] == []
         assert wait_until_gone(r, 2.0) == [], f"left behind after interrupt {i}: {r.stderr}"
+
+
+def test_what_a_killed_runner_left_is_swept_by_the_next_trial(tmp_path):
+    """SIGKILL gives the runner no chance to clean up: its engine (under perf, in its own
+    session) and its cgroups survive it. The next trial finds them by the dead runner's
+    PID (AIRLAB_RUNNER, airlab-<pid>-...) and removes them."""
+    r = Runner(tmp_path / "k.json", setup="cpuset", engine=SLOW_ENGINE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(r.left_behind()) < 3:  # engine (perf, airpdes) and a cgroup
+        time.sleep(0.2)
+    r.proc.kill()
+    r.wait(30)
+    assert r.left_behind(), "nothing was running when the runner was killed"
+    nxt = run(tmp_path / "next.json", profile="none")
+    assert nxt.returncode == 0, nxt.stderr
+    assert "removed what a killed runner left" in nxt.stderr
+    assert wait_until_gone(r, 5.0) == [] and not (tmp_path / "k.json").exists()

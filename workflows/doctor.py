@@ -88,8 +88,13 @@ def doctor_cmd(args):
     version, reason = cgroups.detect()
     _line(bool(version), "cpu and cpuset control", version or reason)
     _line(None, "controllers", cgroup_controllers())
-    left = cgroups.leftover_lab_groups()
-    _line(not left, "no leftover lab cgroups", ", ".join(left))
+    from workflows.setups import leftovers
+    left = leftovers.stale_cgroups()
+    _line(not left, "no cgroups left by a killed trial runner", ", ".join(left) + (
+        " (the next trial removes them)" if left else ""))
+    stale = leftovers.stale_processes()
+    _line(not stale, "no processes left by a killed trial runner",
+          ", ".join(f"{p} of runner {o}" for p, o in stale) + (" (the next trial removes them)" if stale else ""))
     print("perf")
     sw, hw, detail = perf_status()
     _line(sw, "software counters (task-clock, context switches, ...)")

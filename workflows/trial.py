@@ -25,7 +25,7 @@ from loads.launcher import LoadSet
 from loads.profiles import ProfileError, resolve_profile
 from workflows import machine, perf
 from workflows.paths import AIRPDES, SCHEMAS
-from workflows.setups import SetupError, open_setup
+from workflows.setups import SetupError, leftovers, open_setup
 
 SCHEMA_ID = "airlab.trial/1"
 RUNNER_OWNED = ("--json", "--timeline", "--help", "--check")
@@ -171,6 +171,10 @@ def run_trial(profile, setup, out, engine_opts, rep=0, timeout=600.0, labels=Non
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         raise Interrupted(signal.Signals(signum).name)
     old = {s: signal.signal(s, interrupted) for s in (signal.SIGTERM, signal.SIGINT)}
+    # Inherited by everything the trial starts, so a later trial can sweep it if this
+    # runner is killed outright (workflows/setups/leftovers.py).
+    old_env = os.environ.get(leftovers.KEY)
+    os.environ[leftovers.KEY] = str(os.getpid())
     try:
         return _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_unavailable)
     except Interrupted as e:
@@ -178,10 +182,16 @@ def run_trial(profile, setup, out, engine_opts, rep=0, timeout=600.0, labels=Non
     finally:
         for s, h in old.items():
             signal.signal(s, h)
+        if old_env is None:
+            os.environ.pop(leftovers.KEY, None)
+        else:
+            os.environ[leftovers.KEY] = old_env
 
 
 def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_unavailable):
     prof, st = check_inputs(profile, setup, out, engine_opts)
+    for item in leftovers.sweep():
+        _say(f"removed what a killed runner left: {item}")
     started_unix = time.time()
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     trial_id = Path(out).stem

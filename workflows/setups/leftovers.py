@@ -1,0 +1,85 @@
+"""What a trial runner that was killed outright (SIGKILL, OOM killer, a lost node) could not
+clean up: its engine under perf, SLURM daemons and job steps, its cgroups. Every process a
+runner starts inherits AIRLAB_RUNNER=<runner pid> (through perf, srun, slurmd and
+slurmstepd alike) and its cgroups are named airlab-<runner pid>-...; whatever belongs to a
+runner that no longer exists is stale. Each trial sweeps before it starts; `airlab doctor`
+lists what it finds. Nothing of a live runner is touched."""
+import os
+import re
+import signal
+import time
+from pathlib import Path
+
+from loads import proctags
+from workflows.setups import cgroups
+
+KEY = "AIRLAB_RUNNER"
+
+
+def _alive(pid):
+    return Path(f"/proc/{pid}").exists()
+
+
+def _owner(pid):
+    try:
+        for item in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"):
+            if item.startswith(KEY.encode() + b"="):
+                return int(item.split(b"=", 1)[1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def stale_processes():
+    """[(pid, owner pid)] of lab processes whose runner is gone."""
+    out = []
+    for pid in proctags.find(KEY):
+        owner = _owner(pid)
+        if owner is not None and owner != pid and not _alive(owner):
+            out.append((pid, owner))
+    return out
+
+
+def stale_cgroups():
+    out = []
+    for g in cgroups.leftover_lab_groups():
+        m = re.match(r"airlab-(\d+)-", Path(g).name)
+        if m and not _alive(int(m.group(1))):
+            out.append(g)
+    return out
+
+
+def sweep():
+    """Kill stale processes, remove stale cgroups; returns what was removed (descriptions)."""
+    removed = []
+    for _ in range(3):  # a killed slurmd may have had children that now show up orphaned
+        procs = stale_processes()
+        if not procs:
+            break
+        for pid, owner in procs:
+            try:
+                name = Path(f"/proc/{pid}/comm").read_text().strip()
+                os.kill(pid, signal.SIGKILL)
+                removed.append(f"process {pid} ({name}) of dead runner {owner}")
+            except OSError:
+                pass
+        time.sleep(0.2)
+    for g in stale_cgroups():
+        d = Path(g)
+        for proc_file in d.rglob("cgroup.procs"):
+            for pid in proc_file.read_text().split():
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except (OSError, ValueError):
+                    pass
+        for sub in sorted((p for p in d.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)) + [d]:
+            for _ in range(50):
+                try:
+                    sub.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.02)
+        removed.append(f"cgroup {g}")
+    return removed

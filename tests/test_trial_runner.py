@@ -119,3 +119,6 @@ def test_what_a_killed_runner_left_is_swept_by_the_next_trial(tmp_path):
     assert nxt.returncode == 0, nxt.stderr
     assert "removed what a killed runner left" in nxt.stderr
     assert wait_until_gone(r, 5.0) == [] and not (tmp_path / "k.json").exists()
+    import glob
+    import tempfile
+    assert glob.glob(f"{tempfile.gettempdir()}/airlab-trial-{r.proc.pid}-*") == [], "its work folder is left"

@@ -215,7 +215,7 @@ def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_una
 
     engine = None
     try:
-        with tempfile.TemporaryDirectory(prefix="airlab-trial-") as wd:
+        with tempfile.TemporaryDirectory(prefix=f"{leftovers.WORKDIR_PREFIX}{os.getpid()}-") as wd:
             wd = Path(wd)
             with st.applied(wd) as applied:
                 eng_json, eng_tl, perf_out = wd / "engine.json", wd / "timeline.csv", wd / "perf.csv"

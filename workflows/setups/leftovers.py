@@ -1,12 +1,15 @@
 """What a trial runner that was killed outright (SIGKILL, OOM killer, a lost node) could not
 clean up: its engine under perf, SLURM daemons and job steps, its cgroups. Every process a
 runner starts inherits AIRLAB_RUNNER=<runner pid> (through perf, srun, slurmd and
-slurmstepd alike) and its cgroups are named airlab-<runner pid>-...; whatever belongs to a
+slurmstepd alike), its cgroups are named airlab-<runner pid>-... and its work folder (SLURM
+state, engine output) airlab-trial-<runner pid>-... in the temporary directory; whatever belongs to a
 runner that no longer exists is stale. Each trial sweeps before it starts; `airlab doctor`
 lists what it finds. Nothing of a live runner is touched."""
 import os
 import re
+import shutil
 import signal
+import tempfile
 import time
 from pathlib import Path
 
@@ -14,6 +17,7 @@ from loads import proctags
 from workflows.setups import cgroups
 
 KEY = "AIRLAB_RUNNER"
+WORKDIR_PREFIX = "airlab-trial-"
 
 
 def _alive(pid):
@@ -46,6 +50,15 @@ def stale_cgroups():
         m = re.match(r"airlab-(\d+)-", Path(g).name)
         if m and not _alive(int(m.group(1))):
             out.append(g)
+    return out
+
+
+def stale_workdirs():
+    out = []
+    for d in Path(tempfile.gettempdir()).glob(f"{WORKDIR_PREFIX}*-*"):
+        m = re.match(rf"{WORKDIR_PREFIX}(\d+)-", d.name)
+        if m and d.is_dir() and not _alive(int(m.group(1))):
+            out.append(str(d))
     return out
 
 
@@ -82,4 +95,7 @@ def sweep():
                 except OSError:
                     time.sleep(0.02)
         removed.append(f"cgroup {g}")
+    for d in stale_workdirs():  # last: a daemon killed above may have held files there
+        shutil.rmtree(d, ignore_errors=True)
+        removed.append(f"work folder {d}")
     return removed

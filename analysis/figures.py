@@ -83,11 +83,13 @@ def panel(ax, rows, plot, y):
     xs_all = sorted({p[0] for pts in data.values() for p in pts}, key=lambda v: (_num(v) is None, _num(v) or 0, v))
     numeric = all(_num(v) is not None for v in xs_all) and kind == "line"
     width = 0.8 / max(1, len(data))
+    colours = {}  # a series' prediction is drawn in its measured line's colour
     for i, (s, pts) in enumerate(sorted(data.items())):
         label = f"{series}={s}" if series else "measured"
         if numeric:
-            ax.errorbar([_num(p[0]) for p in pts], [p[1] for p in pts], yerr=[p[2] for p in pts],
-                        marker="o", capsize=3, label=label)
+            bars = ax.errorbar([_num(p[0]) for p in pts], [p[1] for p in pts], yerr=[p[2] for p in pts],
+                               marker="o", capsize=3, label=label)
+            colours[s] = bars[0].get_color()
         else:
             pos = [xs_all.index(p[0]) + (i - (len(data) - 1) / 2) * width for p in pts]
             ax.bar(pos, [p[1] for p in pts], width=width, yerr=[p[2] for p in pts], capsize=3, label=label)
@@ -98,7 +100,7 @@ def panel(ax, rows, plot, y):
     if y == "slowdown" and pred_kind != "none":
         for s, pts in sorted(prediction(rows, x, series, pred_kind).items()):
             if numeric:
-                ax.plot([_num(p[0]) for p in pts], [p[1] for p in pts], "k--" if not s else "--", alpha=0.6,
+                ax.plot([_num(p[0]) for p in pts], [p[1] for p in pts], "--", color=colours.get(s, "k"), alpha=0.6,
                         label=f"prediction ({pred_kind}){' ' + str(s) if s else ''}")
             else:
                 for p in pts:
@@ -108,6 +110,7 @@ def panel(ax, rows, plot, y):
         ax.axhline(1.0, color="grey", lw=0.5)
     if plot.get("logx") and numeric:
         ax.set_xscale("log")
+    ax.set_ylim(bottom=0)  # every plotted quantity is non-negative; a CI below 0 says only "noisy"
     ax.set_xlabel(LABELS.get(x, x))
     ax.set_ylabel(LABELS.get(y, y))
     ax.legend(fontsize=7)

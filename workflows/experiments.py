@@ -159,9 +159,10 @@ def all_trials(cfg, scale, only=None):
     return out
 
 
-# Rough seconds per trial on a 2-core machine (measured on a busy 2-core VM: PHOLD with 1000
-# LPs per PE runs ~1000 time units per second; EPG adds ~0.01 s per unit of EPG and 1000 time
-# units; PCS with 2048 cells per PE ~1.5 s per 1000). Under a load FM slows far more than
+# Rough seconds per trial on a 2-core machine, calibrated on a quick run on a busy 2-core VM
+# (16 min of trials + 3.5 min of workflow overhead for 312 trials at 2 repetitions): PHOLD
+# with 1000 LPs per PE ~0.5 s per 1000 time units, EPG ~0.004 s more per unit of EPG, PCS
+# with 2048 cells per PE ~0.8 s per 1000. Under a load FM slows far more than
 # proportionally (x8 here), the adaptive modes about x2. Only used to print an estimate and
 # to keep the quick scale within its budget (tests/test_experiment_config.py).
 def estimate_seconds(trial):
@@ -169,13 +170,13 @@ def estimate_seconds(trial):
     span = float(e.get("end_time", 2000)) / 1000
     lps = float(e.get("lps_per_pe", 1000))
     if e.get("model") == "pcs":
-        base = span * lps / 2048 * 1.5
+        base = span * lps / 2048 * 0.8
     else:
-        base = span * lps / 1000 * (1.0 + 0.01 * float(e.get("epg", 0)))
+        base = span * lps / 1000 * (0.5 + 0.004 * float(e.get("epg", 0)))
     if trial["profile"] != "none":
         base *= 8 if e.get("mode", "fm") == "fm" else 2
     if trial["setup"] == "gang":
-        base = base * 2 + 10  # time slices shared with the loads, plus the private SLURM's start
+        base = base * 2 + 5  # time slices shared with the loads, plus the private SLURM's start
     return 1.0 + base  # runner start-up, loads, perf
 
 

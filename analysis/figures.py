@@ -41,13 +41,20 @@ def read_rows(path):
         return list(csv.DictReader(f))
 
 
+def series_of(r, series):
+    """A row's series value; 'mode+setup' combines sweep variables (e.g. FM+gang vs LADM+cfs)."""
+    if not series:
+        return ""
+    return "+".join(str(r.get(part, "")) for part in series.split("+"))
+
+
 def grouped(rows, x, series, y):
     """{series value: [(x value, mean, ci, n)]} over ok, non-baseline rows."""
     out = {}
     for r in rows:
         if r["status"] != "ok" or r["baseline"] == "1" or _num(r.get(y)) is None:
             continue
-        out.setdefault(r.get(series, "") if series else "", {}).setdefault(r[x], []).append(_num(r[y]))
+        out.setdefault(series_of(r, series), {}).setdefault(r[x], []).append(_num(r[y]))
     result = {}
     for s, by_x in out.items():
         pts = []
@@ -68,7 +75,7 @@ def prediction(rows, x, series, kind):
         col = "pred_eq3" if kind == "eq3" or (kind == "auto" and r["mode"] in ("adm", "ladm")) else "pred_eq1"
         v = _num(r.get(col))
         if v is not None:
-            out.setdefault(r.get(series, "") if series else "", {}).setdefault(r[x], []).append(v)
+            out.setdefault(series_of(r, series), {}).setdefault(r[x], []).append(v)
     return {s: sorted(((xv, sum(v) / len(v)) for xv, v in d.items()), key=lambda p: _num(p[0]) or 0)
             for s, d in out.items()}
 

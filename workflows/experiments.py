@@ -63,7 +63,8 @@ def load_experiment(name_or_path):
     sweep = data.get("sweep") or {}
     for key in ("x", "series"):
         var = plot.get(key)
-        if var and var not in sweep and var not in ("n_loads", "ctp_us", "t_s"):
+        parts = var.split("+") if var and key == "series" else [var]  # series may combine: mode+setup
+        if var and any(v not in sweep and v not in ("n_loads", "ctp_us", "t_s") for v in parts):
             errors.append(f"{path}: plot.{key}: '{var}' is not a sweep variable ({', '.join(sweep)}) "
                           "nor a derived one (n_loads, ctp_us)")
     for var in data.get("engine", {}):

@@ -108,5 +108,6 @@ void air_adapt_inactive_wait(air_engine *e, air_thread *t)
     t->period_events = 0;
     t->help_left = 0;
     t->ran_primary = 0;
+    t->pi_slow = 0;
     atomic_store(&t->apte_bits, 0);
 }

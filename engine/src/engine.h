@@ -64,6 +64,7 @@ struct air_thread {
     /* detector state */
     double period_busy;
     uint64_t period_events;
+    uint32_t pi_slow;             /* PI: consecutive slow probes (thread-local) */
     _Atomic uint64_t apte_bits;   /* last period's time per event (double bits), 0: none */
     int rq_fd;
     uint64_t rq_wait0;

@@ -27,3 +27,25 @@ def test_doctor_reports_every_section_with_reasons():
         line = next(ln for ln in out.splitlines() if re.match(rf"  (yes|no)\s+{re.escape(name)} \(", ln))
         assert line.startswith("  yes" if ok else "  no"), line
     assert re.search(r"^  (yes|no)\s+parsec", out, re.M)
+
+
+def test_cgroup_interface_follows_where_the_controllers_live():
+    """A hybrid machine (v1 controllers beside a cgroup2 mount) and a pure v2 machine must
+    both be read right: v2 exactly when some cgroup2 mount holds cpu and cpuset."""
+    from workflows.setups import cgroups
+    with open("/proc/mounts") as f:
+        v2_mounts = [ln.split()[1] for ln in f if ln.split()[2] == "cgroup2"]
+    assert [str(m) for m in cgroups.cgroup2_mounts()] == v2_mounts
+    holds_both = [m for m in v2_mounts
+                  if {"cpu", "cpuset"} <= set(open(f"{m}/cgroup.controllers").read().split())]
+    version, reason = cgroups.detect()
+    if holds_both:
+        assert version == "v2"
+    elif version is None:
+        assert reason and "v1" in reason
+    else:
+        assert version == "v1"
+    r = subprocess.run([AIRLAB, "doctor", "--quick"], capture_output=True, text=True, timeout=120,
+                       stdin=subprocess.DEVNULL)
+    for m in v2_mounts:
+        assert f"v2 at {m}:" in r.stdout

@@ -42,18 +42,23 @@ def topology():
 
 
 def cgroup_controllers():
-    """The controllers the machine mounts: v2's list, or each v1 hierarchy by name."""
-    root = cgroups.ROOT
-    if (root / "cgroup.controllers").exists():
-        return "v2: " + " ".join((root / "cgroup.controllers").read_text().split())
+    """The controllers each cgroup hierarchy holds: every cgroup2 mount's list, and the
+    v1 hierarchies by name (a hybrid machine has both)."""
+    parts = []
+    for mnt in cgroups.cgroup2_mounts():
+        try:
+            ctrl = " ".join((mnt / "cgroup.controllers").read_text().split()) or "none"
+        except OSError as e:
+            ctrl = f"unreadable ({e.strerror})"
+        parts.append(f"v2 at {mnt}: {ctrl}")
     try:
         with open("/proc/mounts") as f:
             v1 = sorted({ln.split()[1].rsplit("/", 1)[-1] for ln in f if ln.split()[2] == "cgroup"})
-            f.seek(0)
-            v2 = [ln.split()[1] for ln in f if ln.split()[2] == "cgroup2"]
     except OSError as e:
         return f"cannot read /proc/mounts: {e.strerror}"
-    return "v1: " + " ".join(v1) + (f"; cgroup2 (no controllers used) at {', '.join(v2)}" if v2 else "")
+    if v1:
+        parts.append("v1: " + " ".join(v1))
+    return "; ".join(parts) or "no cgroup hierarchy mounted"
 
 
 def perf_status():

@@ -18,17 +18,41 @@ class CgroupError(Exception):
     """The machine cannot apply what a setup asks for (the message says why)."""
 
 
-def detect():
-    """("v2", None) | ("v1", None) | (None, reason): which cgroup interface can limit CPUs."""
-    if (ROOT / "cgroup.controllers").exists():
-        ctrl = (ROOT / "cgroup.controllers").read_text().split()
+def cgroup2_mounts():
+    """Every cgroup2 mount point: /sys/fs/cgroup on a pure v2 machine, often
+    /sys/fs/cgroup/unified beside v1 hierarchies on a hybrid one."""
+    try:
+        with open("/proc/mounts") as f:
+            return [Path(ln.split()[1]) for ln in f if ln.split()[2] == "cgroup2"]
+    except OSError:
+        return [ROOT] if (ROOT / "cgroup.controllers").exists() else []
+
+
+def v2_root():
+    """(cgroup2 mount with the cpu and cpuset controllers, None) or (None, why not)."""
+    why = None
+    for mnt in cgroup2_mounts():
+        try:
+            ctrl = (mnt / "cgroup.controllers").read_text().split()
+        except OSError:
+            continue
         missing = [c for c in V1_CONTROLLERS if c not in ctrl]
-        if missing:
-            return None, f"cgroup v2 without the {', '.join(missing)} controller(s)"
-        return ("v2", None) if os.access(ROOT, os.W_OK) else (None, f"{ROOT} is not writable (run as root)")
+        if not missing:
+            return mnt, None
+        why = f"cgroup v2 at {mnt} without the {', '.join(missing)} controller(s)"
+    return None, why
+
+
+def detect():
+    """("v2", None) | ("v1", None) | (None, reason): which cgroup interface can limit CPUs.
+    v2 wins wherever a cgroup2 mount holds cpu and cpuset, hybrid machines included: a
+    controller lives in one hierarchy only, so v1 is used only where v2 lacks it."""
+    root, why_not_v2 = v2_root()
+    if root:
+        return ("v2", None) if os.access(root, os.W_OK) else (None, f"{root} is not writable (run as root)")
     missing = [c for c in V1_CONTROLLERS if not (ROOT / c / "tasks").exists()]
     if missing:
-        return None, f"no cgroup v2 and no v1 {', '.join(missing)} hierarchy mounted under {ROOT}"
+        return None, (why_not_v2 or "no cgroup v2") + f" and no v1 {', '.join(missing)} hierarchy under {ROOT}"
     if not os.access(ROOT / "cpu", os.W_OK):
         return None, f"{ROOT / 'cpu'} is not writable (run as root)"
     return "v1", None
@@ -47,6 +71,7 @@ class LabCgroups:
         if not self.version:
             raise CgroupError(reason)
         self.name = f"airlab-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.v2 = v2_root()[0] if self.version == "v2" else None
         self.roles = roles
         self.made = []  # directories to remove, children first at removal
         if self.version == "v2":
@@ -56,12 +81,12 @@ class LabCgroups:
 
     # --- creation
     def _make_v2(self):
-        subtree = ROOT / "cgroup.subtree_control"
+        subtree = self.v2 / "cgroup.subtree_control"
         enabled = subtree.read_text().split()
         for c in V1_CONTROLLERS:
             if c not in enabled:
                 _write(subtree, f"+{c}")
-        parent = ROOT / self.name
+        parent = self.v2 / self.name
         parent.mkdir()
         self.made.append(parent)
         _write(parent / "cgroup.subtree_control", " ".join(f"+{c}" for c in V1_CONTROLLERS))
@@ -86,11 +111,11 @@ class LabCgroups:
 
     def _dirs(self, role):
         if self.version == "v2":
-            return [ROOT / self.name / role]
+            return [self.v2 / self.name / role]
         return [ROOT / c / self.name / role for c in V1_CONTROLLERS]
 
     def _dir(self, role, controller):
-        return ROOT / self.name / role if self.version == "v2" else ROOT / controller / self.name / role
+        return self.v2 / self.name / role if self.version == "v2" else ROOT / controller / self.name / role
 
     # --- settings
     def set_cpus(self, role, cpus):
@@ -174,7 +199,7 @@ class LabCgroups:
 def leftover_lab_groups():
     """Lab cgroups that exist now (for tests and `airlab doctor`)."""
     found = []
-    for base in [ROOT, *(ROOT / c for c in V1_CONTROLLERS)]:
+    for base in [*cgroup2_mounts(), *(ROOT / c for c in V1_CONTROLLERS)]:
         if base.is_dir():
             found += [str(p) for p in base.glob("airlab-*") if p.is_dir()]
     return found

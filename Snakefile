@@ -44,6 +44,26 @@ except ExperimentError as e:
 TRIALS = {(s, e, t["id"]): t for s, exps in PLAN.items() for e, (_, ts) in exps.items() for t in ts}
 
 
+def write_spec(path, text):
+    """Write a trial's spec only when it changed: its mtime then tells Snakemake that the
+    trial's engine options, profile or setup were edited (Snakemake 9 lists changed params
+    with --list-changes but does not rerun such jobs), and exactly those trials rerun."""
+    try:
+        if open(path).read() == text:
+            return
+    except OSError:
+        pass
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
+
+
+for (s, e, tid), t in TRIALS.items():
+    write_spec(f"results/{s}/specs/{e}/{tid}.args", shlex.join(
+        ["--profile", t["profile"], "--setup", t["setup"], "--rep", str(t["rep"]), "--", *t["argv"]]) + "\n")
+
+
 def target_name(exp):
     return exp.replace("-", "_")
 

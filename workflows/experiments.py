@@ -156,7 +156,7 @@ def all_trials(cfg, scale, only=None):
         exp = load_experiment(name)
         if scale == "smoke" and not exp.get("smoke"):
             continue
-        out[name] = (exp, expand(exp, scale, cfg))
+        out[exp["name"]] = (exp, expand(exp, scale, cfg))  # a path given in config: its stem
     return out
 
 

@@ -4,6 +4,7 @@
 # so an interrupted run resumes cleanly; an engine error or timeout becomes a record with
 # status "failed" (and its reason), reported in the figures and the report, so one bad
 # trial does not stop the experiments. Delete that file (or use --forcerun) to retry it.
+# Editing an experiment reruns exactly the trials whose options changed (their spec files).
 
 def trial_of(wc):
     try:
@@ -13,6 +14,8 @@ def trial_of(wc):
 
 
 rule trial:
+    input:
+        spec="results/{scale}/specs/{exp}/{tid}.args",  # rewritten only when the trial changes
     output:
         "results/{scale}/trials/{exp}/{tid}.json",
     log:

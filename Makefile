@@ -31,4 +31,5 @@ bench: setup
 	$(VENV)/snakemake --cores all bench
 
 clean:
-	rm -rf engine/build results/trials results/tables results/figures results/report.html
+	# everything a run generates; results/reference (the README's figures) stays
+	rm -rf engine/build results/smoke results/quick results/paper results/tables results/report.html results/inputs

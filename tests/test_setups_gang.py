@@ -15,11 +15,13 @@ def test_gang_jobs_alternate(tmp_path):
     if not ok:
         pytest.skip(f"gang cannot run here: {why}")
     out = tmp_path / "gang.json"
-    # About 9 s of engine CPU work: SLURM suspends the second job as it starts (the first
-    # switch comes ~10 s in), then the engine and the load take turns every 5 s slice.
+    # SLURM suspends the second job as it starts and the first switch comes ~10 s in, then
+    # the engine and the load take turns every 5 s slice: the engine must still be working
+    # at the switch even on a fast idle machine (this run: ~15 s of CPU work on an idle
+    # 2-core VM at 11 M events/s; a 45000 end time finished before the first switch).
     # seq: a fixed amount of CPU work, which on a busy machine does not grow with
     # rollbacks as fm's would.
-    engine = ["--mode", "seq", "--lps-per-pe", "2000", "--end-time", "45000"]
+    engine = ["--mode", "seq", "--lps-per-pe", "2000", "--end-time", "110000"]
     r = run(out, setup="gang", engine=engine)
     assert r.returncode == 0, r.stderr
     assert r.left_behind() == [], "SLURM daemons, jobs or loads outlived the trial"

@@ -11,6 +11,9 @@ competitor beside the paper's predictions.
    expectation (Eq. 3: 2.0, one core lost for the whole run).
 3. No competitor: ladm vs fm (adaptation should cost nothing when nothing competes).
 
+Configurations compared with each other are run interleaved (one run of each per round) and
+ratios are medians of back-to-back pairs, so a shared machine's drift cancels out.
+
 Speed is measured here, never asserted in tests. The machine may be shared: quote medians.
 
 Usage: python3 engine/bench/run_bench.py [--reps 5] [--end-time 20000] [--quick]
@@ -51,14 +54,23 @@ def cpu_competitor(on=True):
             p.wait()
 
 
-def measure(airpdes, args, reps):
-    runs = []
+def measure(airpdes, configs, reps):
+    """{name: [run JSON] * reps} for {name: args}, interleaved: round r runs every
+    configuration once, so a slow drift of a shared machine (another job starting, the
+    host's turbo) hits every configuration alike instead of one whole row."""
+    runs = {name: [] for name in configs}
     for _ in range(reps):
-        j = run(airpdes, args)
-        runs.append(j)
-        print(f"  {' '.join(map(str, args))}: {j['event_rate'] / 1e6:.2f} M ev/s, "
-              f"{j['wall_s']:.2f} s, eff {j['efficiency']:.3f}", file=sys.stderr, flush=True)
+        for name, args in configs.items():
+            j = run(airpdes, args)
+            runs[name].append(j)
+            print(f"  {' '.join(map(str, args))}: {j['event_rate'] / 1e6:.2f} M ev/s, "
+                  f"{j['wall_s']:.2f} s, eff {j['efficiency']:.3f}", file=sys.stderr, flush=True)
     return runs
+
+
+def paired_ratio(num, den, key="wall_s"):
+    """Median over rounds of num[key]/den[key], each pair measured back to back (see measure)."""
+    return statistics.median(a[key] / b[key] for a, b in zip(num, den))
 
 
 def med(runs, key, scale=1.0, digits=2):
@@ -92,21 +104,25 @@ def main():
     print("| mode | threads | remote | committed M ev/s | efficiency | vs seq |")
     print("|---|---|---|---|---|---|")
     for remote in (0, 0.1, 0.4):
-        seq = measure(a.airpdes, phold + ["--mode", "seq", "--pes", 2, "--remote", remote], a.reps)
-        seq_rate = statistics.median(r["event_rate"] for r in seq)
+        rows = measure(a.airpdes, {
+            "seq": phold + ["--mode", "seq", "--pes", 2, "--remote", remote],
+            1: phold + ["--mode", "fm", "--threads", 1, "--remote", remote],
+            2: phold + ["--mode", "fm", "--threads", 2, "--remote", remote]}, a.reps)
+        seq = rows["seq"]
         print(f"| seq | 1 | {remote} | {med(seq, 'event_rate', 1e6)} | 1.000 | 1.00 |", flush=True)
         for threads in (1, 2):
-            fm = measure(a.airpdes, phold + ["--mode", "fm", "--threads", threads, "--remote", remote], a.reps)
-            ratio = statistics.median(r["event_rate"] for r in fm) / seq_rate
+            fm = rows[threads]
+            # rates, not wall times: fm with 1 thread simulates one PE, seq two
+            ratio = paired_ratio(fm, seq, key="event_rate")
             print(f"| fm | {threads} | {remote} | {med(fm, 'event_rate', 1e6)} | "
                   f"{med(fm, 'efficiency', 1, 3)} | {ratio:.2f} |", flush=True)
 
     two = phold + ["--threads", 2, "--pes", 2, "--remote", 0.4]
     modes = [("fm", []), ("dm", []), ("adm", ["--detector", "pi", "--reactivation", "rap"]),
              ("ladm", ["--detector", "pi", "--reactivation", "rap"])]
-    alone = {m: measure(a.airpdes, two + ["--mode", m, *x], a.reps) for m, x in modes}
+    alone = measure(a.airpdes, {m: two + ["--mode", m, *x] for m, x in modes}, a.reps)
     with cpu_competitor():
-        loaded = {m: measure(a.airpdes, two + ["--mode", m, *x], a.reps) for m, x in modes}
+        loaded = measure(a.airpdes, {m: two + ["--mode", m, *x] for m, x in modes}, a.reps)
     # Eq. 1: 2 threads + 1 load share the cores in proportion; Eq. 3: LADM gives the load
     # its core and runs the 2 PEs on the remaining cores.
     eq1 = max(1.0, (2 + 1) / cores)
@@ -125,7 +141,8 @@ def main():
     ladm_alone = statistics.median(r["wall_s"] for r in alone["ladm"])
     fm_alone = statistics.median(r["wall_s"] for r in alone["fm"])
     print(f"\nUnder the competitor LADM is {fm_loaded / ladm_loaded:.2f}x faster than unpinned FM; "
-          f"with no competitor LADM takes {ladm_alone / fm_alone:.3f}x FM's time.")
+          f"with no competitor LADM takes {ladm_alone / fm_alone:.3f}x FM's time "
+          f"(median of back-to-back pairs: {paired_ratio(alone['ladm'], alone['fm']):.3f}x).")
     print("(slowdown = loaded wall time / unloaded FM wall time; Eq. 1 and Eq. 3 as in the paper)")
 
 

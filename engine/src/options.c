@@ -3,6 +3,7 @@
 #include "options.h"
 
 #include <errno.h>
+#include <libgen.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -21,10 +22,14 @@ typedef struct optdef {
     size_t off;
     const char *choices; /* K_CHOICE: "a|b|c" */
     double min, max;     /* numeric limits, inclusive */
+    int min_open;        /* 1: min itself is refused too (a strict lower bound) */
 } optdef;
 
 #define O(f) offsetof(air_options, f)
 #define BIG 1e300
+/* Every 64-bit value is a seed: (double)UINT64_MAX rounds to 2^64, and strtoull reports
+ * anything larger as out of range. */
+#define SEED_MAX 18446744073709551615.0
 
 /* Default for --pi-threshold-us, measured on the 2-core development VM (Debian 12, kernel
  * CFS): a sched_yield() with no competitor on the CPU took 0.3-2 us (median ~0.6 us, rare
@@ -35,33 +40,33 @@ typedef struct optdef {
 #define PI_THRESHOLD_US_DEFAULT "200"
 
 static const optdef table[] = {
-    { "model", "NAME", "phold", "simulation model (see the model list below)", K_CHOICE, O(model), NULL, 0, 0 },
-    { "mode", "MODE", "seq", "seq | fm | dm | adm | ladm (how threads map to PEs)", K_CHOICE, O(mode), "seq|fm|dm|adm|ladm", 0, 0 },
-    { "sync", "SYNC", "optimistic", "optimistic (Time Warp) | conservative", K_CHOICE, O(sync), "optimistic|conservative", 0, 0 },
-    { "threads", "N", "1", "worker threads (seq: 1; fm: = --pes; dm/adm/ladm: <= --pes)", K_UINT, O(threads), NULL, 1, 1024 },
-    { "pes", "N", NULL, "processing elements (groups of LPs) [= threads]", K_UINT, O(pes), NULL, 1, 65536 },
-    { "lps-per-pe", "N", "1000", "LPs in each PE", K_UINT, O(lps_per_pe), NULL, 1, 1e9 },
-    { "events-per-lp", "N", "1", "initial events per LP (PHOLD population)", K_UINT, O(events_per_lp), NULL, 0, 1e6 },
-    { "remote", "F", "0.1", "probability an event goes to an LP on another PE, in [0, 1]", K_DOUBLE, O(remote), NULL, 0, 1 },
-    { "mean", "F", "1.0", "mean of the exponential timestamp increment", K_DOUBLE, O(mean), NULL, 0, BIG },
-    { "lookahead", "F", "0.1", "constant added to every increment (the model's lookahead)", K_DOUBLE, O(lookahead), NULL, 0, BIG },
-    { "epg", "N", "0", "iterations of real computation per event (event granularity)", K_UINT, O(epg), NULL, 0, 1e12 },
-    { "end-time", "F", "10000", "simulated end time; events at or after it are not handled", K_DOUBLE, O(end_time), NULL, 0, BIG },
-    { "batch", "N", "24", "events a thread handles per loop iteration on a PE", K_UINT, O(batch), NULL, 1, 1e9 },
-    { "gvt-interval", "N", "128", "loop iterations between GVT rounds (detection every N/4)", K_UINT, O(gvt_interval), NULL, 1, 1e9 },
-    { "detector", "NAME", "pi", "adm/ladm interference detector: apte | pi | rq", K_CHOICE, O(detector), "apte|pi|rq", 0, 0 },
-    { "reactivation", "NAME", "rap", "adm/ladm reactivation policy: pr | rap", K_CHOICE, O(reactivation), "pr|rap", 0, 0 },
-    { "apte-threshold", "F", "5.4", "apte: deactivate the slowest thread when max/min time per event exceeds F", K_DOUBLE, O(apte_threshold), NULL, 1, BIG },
-    { "pi-threshold-us", "F", PI_THRESHOLD_US_DEFAULT, "pi and rap: a sched_yield() slower than F microseconds means a competitor", K_DOUBLE, O(pi_threshold_us), NULL, 0, BIG },
-    { "rq-threshold", "F", "0.3", "rq: deactivate when the share of time spent waiting for a CPU exceeds F", K_DOUBLE, O(rq_threshold), NULL, 0, 1 },
-    { "n-batch", "N", "10", "ladm: iterations a thread spends on an orphan PE before returning", K_UINT, O(n_batch), NULL, 1, 1e9 },
-    { "seed", "N", "1", "random seed (each LP's stream derives from it)", K_UINT, O(seed), NULL, 0, 1.8e19 },
-    { "pin", NULL, NULL, "bind thread i to CPU i mod ncpus", K_FLAG, O(pin), NULL, 0, 0 },
-    { "json", "FILE", NULL, "write the run's results as JSON to FILE (atomically)", K_PATH, O(json), NULL, 0, 0 },
-    { "timeline", "FILE", NULL, "write a CSV t_s,gvt,committed_events,active_threads to FILE", K_PATH, O(timeline), NULL, 0, 0 },
-    { "timeline-period-ms", "N", "10", "timeline sampling period in wall-clock milliseconds", K_UINT, O(timeline_period_ms), NULL, 1, 1e7 },
-    { "quiet", NULL, NULL, "no summary on stdout, no progress line", K_FLAG, O(quiet), NULL, 0, 0 },
-    { "check", NULL, NULL, "validate the options and exit (0 = a run would start)", K_FLAG, O(check), NULL, 0, 0 },
+    { "model", "NAME", "phold", "simulation model (see the model list below)", K_CHOICE, O(model), NULL, 0, 0, 0 },
+    { "mode", "MODE", "seq", "seq | fm | dm | adm | ladm (how threads map to PEs)", K_CHOICE, O(mode), "seq|fm|dm|adm|ladm", 0, 0, 0 },
+    { "sync", "SYNC", "optimistic", "optimistic (Time Warp) | conservative", K_CHOICE, O(sync), "optimistic|conservative", 0, 0, 0 },
+    { "threads", "N", "1", "worker threads (seq: 1; fm: = --pes; dm/adm/ladm: <= --pes)", K_UINT, O(threads), NULL, 1, 1024, 0 },
+    { "pes", "N", NULL, "processing elements (groups of LPs)", K_UINT, O(pes), NULL, 1, 65536, 0 },
+    { "lps-per-pe", "N", "1000", "LPs in each PE", K_UINT, O(lps_per_pe), NULL, 1, 1e9, 0 },
+    { "events-per-lp", "N", "1", "phold: initial events per LP (the event population)", K_UINT, O(events_per_lp), NULL, 0, 1e6, 0 },
+    { "remote", "F", "0.1", "phold: probability an event goes to an LP on another PE, in [0, 1]", K_DOUBLE, O(remote), NULL, 0, 1, 0 },
+    { "mean", "F", "1.0", "phold: mean of the exponential timestamp increment", K_DOUBLE, O(mean), NULL, 0, BIG, 0 },
+    { "lookahead", "F", "0.1", "constant added to every event's delay: the model's lookahead (phold, pcs)", K_DOUBLE, O(lookahead), NULL, 0, BIG, 0 },
+    { "epg", "N", "0", "phold: iterations of real computation per event (event granularity)", K_UINT, O(epg), NULL, 0, 1e12, 0 },
+    { "end-time", "F", "10000", "simulated end time (> 0); events at or after it are not handled", K_DOUBLE, O(end_time), NULL, 0, BIG, 1 },
+    { "batch", "N", "24", "events a thread handles per loop iteration on a PE", K_UINT, O(batch), NULL, 1, 1e9, 0 },
+    { "gvt-interval", "N", "128", "loop iterations between GVT rounds (detection every N/4)", K_UINT, O(gvt_interval), NULL, 1, 1e9, 0 },
+    { "detector", "NAME", "pi", "adm/ladm interference detector: apte | pi | rq", K_CHOICE, O(detector), "apte|pi|rq", 0, 0, 0 },
+    { "reactivation", "NAME", "rap", "adm/ladm reactivation policy: pr | rap", K_CHOICE, O(reactivation), "pr|rap", 0, 0, 0 },
+    { "apte-threshold", "F", "5.4", "apte: deactivate the slowest thread when max/min time per event exceeds F", K_DOUBLE, O(apte_threshold), NULL, 1, BIG, 0 },
+    { "pi-threshold-us", "F", PI_THRESHOLD_US_DEFAULT, "pi and rap: a sched_yield() slower than F microseconds means a competitor", K_DOUBLE, O(pi_threshold_us), NULL, 0, BIG, 0 },
+    { "rq-threshold", "F", "0.3", "rq: deactivate when the share of time spent waiting for a CPU exceeds F", K_DOUBLE, O(rq_threshold), NULL, 0, 1, 0 },
+    { "n-batch", "N", "10", "ladm: iterations a thread spends on an orphan PE before returning", K_UINT, O(n_batch), NULL, 1, 1e9, 0 },
+    { "seed", "N", "1", "random seed (each LP's stream derives from it)", K_UINT, O(seed), NULL, 0, SEED_MAX, 0 },
+    { "pin", NULL, NULL, "bind thread i to CPU i mod ncpus", K_FLAG, O(pin), NULL, 0, 0, 0 },
+    { "json", "FILE", NULL, "write the run's results as JSON to FILE (atomically)", K_PATH, O(json), NULL, 0, 0, 0 },
+    { "timeline", "FILE", NULL, "write a CSV t_s,gvt,committed_events,active_threads to FILE", K_PATH, O(timeline), NULL, 0, 0, 0 },
+    { "timeline-period-ms", "N", "10", "timeline sampling period in wall-clock milliseconds", K_UINT, O(timeline_period_ms), NULL, 1, 1e7, 0 },
+    { "quiet", NULL, NULL, "no summary on stdout, no progress line", K_FLAG, O(quiet), NULL, 0, 0, 0 },
+    { "check", NULL, NULL, "validate the options and exit (0 = a run would start)", K_FLAG, O(check), NULL, 0, 0, 0 },
 };
 #define NOPT (sizeof table / sizeof table[0])
 
@@ -98,7 +103,11 @@ static int set_value(air_options *o, const optdef *d, const char *v)
         errno = 0;
         unsigned long long x = strtoull(v, &end, 10);
         if (errno || (double)x < d->min || (double)x > d->max) {
-            snprintf(range, sizeof range, "--%s must be in [%.0f, %.0f], got '%%s'", d->name, d->min, d->max);
+            if (d->max >= SEED_MAX) /* %.0f would print UINT64_MAX as 2^64 */
+                snprintf(range, sizeof range, "--%s must be in [%.0f, %llu], got '%%s'", d->name, d->min,
+                         (unsigned long long)UINT64_MAX);
+            else
+                snprintf(range, sizeof range, "--%s must be in [%.0f, %.0f], got '%%s'", d->name, d->min, d->max);
             return fail(range, v, NULL);
         }
         *(uint64_t *)base = x;
@@ -109,8 +118,9 @@ static int set_value(air_options *o, const optdef *d, const char *v)
         double x = strtod(v, &end);
         if (!*v || *end || errno || !isfinite(x))
             return fail("--%s needs a number, got '%s'", d->name, v);
-        if (x < d->min || x > d->max) {
-            if (d->max >= BIG) snprintf(range, sizeof range, "--%s must be >= %g, got '%%s'", d->name, d->min);
+        if (x < d->min || x > d->max || (d->min_open && x == d->min)) {
+            if (d->min_open) snprintf(range, sizeof range, "--%s must be > %g, got '%%s'", d->name, d->min);
+            else if (d->max >= BIG) snprintf(range, sizeof range, "--%s must be >= %g, got '%%s'", d->name, d->min);
             else snprintf(range, sizeof range, "--%s must be in [%g, %g], got '%%s'", d->name, d->min, d->max);
             return fail(range, v, NULL);
         }
@@ -172,6 +182,57 @@ static int check_writable(const char *opt, const char *path)
     return 0;
 }
 
+/* The run's shape as the model sees it (engine.c builds the same one for the run). */
+static void sim_info_of(const air_options *o, air_sim_info *in)
+{
+    memset(in, 0, sizeof *in);
+    in->num_pes = (uint32_t)o->pes;
+    in->lps_per_pe = o->lps_per_pe;
+    in->num_lps = o->pes * o->lps_per_pe;
+    in->end_time = o->end_time;
+    in->seed = o->seed;
+    in->events_per_lp = o->events_per_lp;
+    in->remote = o->remote;
+    in->mean = o->mean;
+    in->lookahead = o->lookahead;
+    in->epg = o->epg;
+}
+
+/* What the model and the sync would refuse at set-up, refused here already so that
+ * --check answers for the run (the engine keeps its own checks for library callers). */
+static int validate_model(const air_options *o)
+{
+    const air_model *m = o->model_def;
+    air_sim_info in;
+    sim_info_of(o, &in);
+    char err[256] = "";
+    if (m->configure && m->configure(&in, err, sizeof err)) {
+        fprintf(stderr, "airpdes: %s\n", err[0] ? err : "bad model configuration");
+        return 2;
+    }
+    double lookahead = m->min_delay ? m->min_delay(&in) : 0.0;
+    if (strcmp(o->sync, "conservative") == 0 && !(lookahead > 0)) {
+        fprintf(stderr, "airpdes: --sync conservative needs a positive lookahead, but model %s has "
+                "lookahead %g (set --lookahead > 0)\n", m->name, lookahead);
+        return 2;
+    }
+    return 0;
+}
+
+/* Whether two output paths name one file however spelled ("o.json", "./o.json"): the same
+ * directory and the same name. Both directories exist (check_writable wrote to them). */
+static int same_output(const char *a, const char *b)
+{
+    char da[4096], db[4096], na[4096], nb[4096];
+    snprintf(da, sizeof da, "%s", a);
+    snprintf(db, sizeof db, "%s", b);
+    snprintf(na, sizeof na, "%s", a);
+    snprintf(nb, sizeof nb, "%s", b);
+    struct stat sa, sb;
+    if (stat(dirname(da), &sa) || stat(dirname(db), &sb)) return strcmp(a, b) == 0;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino && strcmp(basename(na), basename(nb)) == 0;
+}
+
 static int validate(air_options *o, int pes_given)
 {
     const char *m = o->mode;
@@ -207,9 +268,10 @@ static int validate(air_options *o, int pes_given)
         fprintf(stderr, "airpdes: --detector rq needs /proc/thread-self/schedstat, which this kernel does not provide (use pi or apte)\n");
         return 2;
     }
+    if (validate_model(o)) return 2;
     if (o->json && check_writable("json", o->json)) return 2;
     if (o->timeline && check_writable("timeline", o->timeline)) return 2;
-    if (o->json && o->timeline && strcmp(o->json, o->timeline) == 0) {
+    if (o->json && o->timeline && same_output(o->json, o->timeline)) {
         fprintf(stderr, "airpdes: --json and --timeline name the same file\n");
         return 2;
     }
@@ -269,7 +331,8 @@ int air_options_parse(air_options *o, int argc, char **argv)
         } else if (eq) {
             v = eq + 1;
         } else {
-            if (i + 1 >= argc) return fail("%s needs a value%s", a, "");
+            /* "--json --quiet" must not write the JSON to a file named --quiet */
+            if (i + 1 >= argc || strncmp(argv[i + 1], "--", 2) == 0) return fail("%s needs a value%s", a, "");
             v = argv[++i];
         }
         if (d) {
@@ -278,7 +341,10 @@ int air_options_parse(air_options *o, int argc, char **argv)
         } else {
             err[0] = 0;
             if (md->set_option(md->options[mk].name, v, err, sizeof err)) {
-                fprintf(stderr, "airpdes: --%s: %s\n", md->options[mk].name, err[0] ? err : "bad value");
+                if (strncmp(err, "--", 2) == 0) /* the model's message names the option itself */
+                    fprintf(stderr, "airpdes: %s\n", err);
+                else
+                    fprintf(stderr, "airpdes: --%s: %s\n", md->options[mk].name, err[0] ? err : "bad value");
                 return 2;
             }
             o->model_values[mk] = v;
@@ -328,7 +394,8 @@ void air_options_help(FILE *f)
             "  optimistic    Time Warp: PEs run ahead, stragglers roll back\n"
             "  conservative  lookahead windows: between GVT rounds PEs handle only events\n"
             "                before GVT + lookahead, so nothing is ever rolled back; works in\n"
-            "                every mode; refused when the model's lookahead is 0\n"
+            "                every mapping mode (fm, dm, adm, ladm; seq has nothing to\n"
+            "                synchronise); refused when the model's lookahead is 0\n"
             "\nDeterminism: the committed event count and the checksum are identical for every\n"
             "mode, thread count, detector and load, given the model options and --seed.\n"
             "\nExamples:\n"
@@ -341,7 +408,9 @@ void air_options_help(FILE *f)
             "  # conservative: compare with the optimistic run's wall time (paper Fig. 3)\n"
             "  airpdes --model pcs --mode fm --threads 2 --lps-per-pe 18432 --end-time 3000 \\\n"
             "      --sync conservative\n"
-            "\nExit status: 0 done, 2 bad input (one line on stderr, no output file written).\n");
+            "\nExit status: 0 done; 2 bad input (one line on stderr, no output file written);\n"
+            "1 the run failed (e.g. an output could not be written at the end: then no output\n"
+            "file is left either).\n");
 }
 
 void air_options_to_json(const air_options *o, air_json *j)

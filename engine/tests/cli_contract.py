@@ -13,13 +13,14 @@ SMALL = ["--lps-per-pe", "50", "--end-time", "50"]
 BAD = {
     "unknown flag": ["--frobnicate", "3"],
     "non-numeric value": ["--lps-per-pe", "many"],
-    "negative value": ["--end-time", "-5"],
+    "negative value": ["--lookahead", "-0.5"],
     "negative threads": ["--mode", "dm", "--threads", "-2", "--pes", "2"],
     "zero LPs": ["--lps-per-pe", "0"],
     "end time zero": ["--end-time", "0"],
     "remote above 1": ["--remote", "1.5"],
     "remote below 0": ["--remote", "-0.1"],
-    "fm threads != pes": ["--mode", "fm", "--threads", "2", "--pes", "4"],
+    "fm threads < pes": ["--mode", "fm", "--threads", "2", "--pes", "4"],
+    "fm threads > pes": ["--mode", "fm", "--threads", "3", "--pes", "2"],
     "dm threads > pes": ["--mode", "dm", "--threads", "3", "--pes", "2"],
     "ladm threads > pes": ["--mode", "ladm", "--threads", "4", "--pes", "2"],
     "seq with threads": ["--mode", "seq", "--threads", "2"],
@@ -31,6 +32,12 @@ BAD = {
     "missing value": ["--seed"],
     "zero lookahead, conservative": ["--lookahead", "0", "--sync", "conservative"],
     "trailing garbage in a number": ["--mean", "1.0x"],
+    "negative end time": ["--end-time", "-1"],
+    "seed above 64 bits": ["--seed", "18446744073709551616"],
+    "an option where a file name belongs": ["--json", "--quiet"],
+    "model option out of range": ["--model", "pcs", "--channels", "0"],
+    # --check answers for the run: it refuses what set-up would refuse
+    "--check, zero lookahead, conservative": ["--lookahead", "0", "--sync", "conservative", "--check"],
 }
 
 for label, args in BAD.items():
@@ -57,6 +64,49 @@ for label, opt, path in [("json in a missing directory", "--json", "/nonexistent
     check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1,
           f"{label}: exit {p.returncode}, stderr {p.stderr!r}")
     print(f"ok   {label}: {p.stderr.strip()}")
+
+# An output path that is an existing directory: refused, and the write probe leaves nothing.
+with tempfile.TemporaryDirectory() as d:
+    sub = os.path.join(d, "sub")
+    os.mkdir(sub)
+    p = subprocess.run([AIRPDES, *SMALL, "--timeline", sub], capture_output=True, text=True, timeout=30)
+    check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+          and os.listdir(d) == ["sub"] and os.listdir(sub) == [],
+          f"timeline path is a directory: exit {p.returncode}, stderr {p.stderr!r}, left {os.listdir(d)}")
+    print(f"ok   timeline path is a directory: {p.stderr.strip()}")
+
+# --json and --timeline naming one file, spelled two ways: refused (one would overwrite the other).
+with tempfile.TemporaryDirectory() as d:
+    p = subprocess.run([AIRPDES, *SMALL, "--json", os.path.join(d, "o"), "--timeline",
+                        os.path.join(d, ".", "o")], capture_output=True, text=True, timeout=30)
+    check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and os.listdir(d) == [],
+          f"same output file twice: exit {p.returncode}, stderr {p.stderr!r}, left {os.listdir(d)}")
+    print(f"ok   same output file twice: {p.stderr.strip()}")
+
+# The largest 64-bit seed is a seed; --check validates without running or writing.
+with tempfile.TemporaryDirectory() as d:
+    p = subprocess.run([AIRPDES, *SMALL, "--seed", "18446744073709551615", "--check", "--json",
+                        os.path.join(d, "o.json")], capture_output=True, text=True, timeout=30)
+    check(p.returncode == 0 and p.stdout == "" and p.stderr == "" and os.listdir(d) == [],
+          f"--check of a good run: exit {p.returncode}, {p.stdout!r} {p.stderr!r}, left {os.listdir(d)}")
+    print("ok   --check of a good run (seed 2^64-1): exit 0, no output")
+
+# --detector rq is refused where /proc/thread-self/schedstat does not exist. Shown by hiding
+# /proc in a private mount namespace (needs root and unshare; otherwise not checked).
+probe = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs none /proc"],
+                       capture_output=True, text=True)
+if probe.returncode != 0:
+    print("NOT CHECKED rq without schedstat: cannot hide /proc here (needs root and unshare -m)")
+else:
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "out.json")
+        p = subprocess.run(["unshare", "-m", "sh", "-c", 'mount -t tmpfs none /proc && exec "$@"', "sh",
+                            AIRPDES, *SMALL, "--mode", "adm", "--threads", "2", "--detector", "rq",
+                            "--json", out], capture_output=True, text=True, timeout=30)
+        lines = p.stderr.strip().splitlines()
+        check(p.returncode == 2 and len(lines) == 1 and "schedstat" in lines[0] and os.listdir(d) == [],
+              f"rq without schedstat: exit {p.returncode}, stderr {lines!r}, left {os.listdir(d)}")
+        print(f"ok   rq without schedstat: {lines[0] if lines else ''}")
 
 # Written atomically and all-or-nothing: when the timeline path turns into a directory
 # during the run, the final rename fails, so the run fails with one line on stderr and

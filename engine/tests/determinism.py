@@ -4,11 +4,14 @@ policy and synchronisation commits exactly the sequential run's result (committe
 count and checksum over the final LP states), with nothing competing, with a CPU-bound
 competitor for the whole run, and with an on-off competitor that comes and goes.
 
+Each phase also checks that its runs really deactivated and reactivated threads and helped
+orphan PEs (summed over the phase), so the adaptive paths cannot go silently untested.
+
 Small PHOLD models (a few PEs x 60-120 LPs) with a short GVT interval, so each run lasts
 tens of milliseconds yet crosses many GVT rounds, rollbacks and (de)activations."""
 import itertools
 
-from airpdes_harness import assert_same, cpu_competitor, finish, on_off_competitor, run
+from airpdes_harness import assert_same, check, cpu_competitor, finish, on_off_competitor, run
 
 # (mode, threads, pes, extra options): every mode, 1-4 threads, PEs >= threads, every
 # detector and reactivation policy.
@@ -23,6 +26,13 @@ PARALLEL = [
     ("ladm", 2, 3, "--detector", "rq", "--reactivation", "pr"),
     ("ladm", 2, 4, "--detector", "apte", "--reactivation", "rap"),
     ("ladm", 4, 4, "--detector", "rq", "--reactivation", "rap"),
+    # the rest of mode x detector x reactivation, and one thread with orphan PEs
+    ("adm", 1, 2, "--detector", "apte", "--reactivation", "rap"),
+    ("adm", 2, 3, "--detector", "apte", "--reactivation", "rap"),
+    ("adm", 3, 3, "--detector", "rq", "--reactivation", "pr"),
+    ("ladm", 1, 3, "--detector", "pi", "--reactivation", "pr"),
+    ("ladm", 3, 4, "--detector", "pi", "--reactivation", "pr"),
+    ("ladm", 3, 3, "--detector", "apte", "--reactivation", "pr"),
 ]
 
 _refs = {}
@@ -35,12 +45,30 @@ def seq_reference(model_args, pes):
     return _refs[key]
 
 
+# What the runs exercised, so that a suite whose threads were never deactivated (or orphan
+# PEs never helped) cannot pass as if it had covered those paths.
+seen = {"deactivations": 0, "reactivations": 0, "non_primary_iterations": 0}
+
+
 def check_all(model_args, cases, tag=""):
     for mode, threads, pes, *extra in cases:
         ref = seq_reference(model_args, pes)
         j, _ = run(*model_args, "--mode", mode, "--threads", threads, "--pes", pes, *extra)
         assert_same(ref, j, f"{' '.join(map(str, model_args))} | {mode} {threads}t {pes}pe "
                             f"{' '.join(extra)}{tag}")
+        if j is not None:
+            for k in ("deactivations", "reactivations"):
+                seen[k] += sum(t[k] for t in j["threads"])
+            if mode == "ladm":
+                seen["non_primary_iterations"] += sum(p["non_primary_iterations"] for p in j["pes"])
+
+
+def check_exercised(what, keys):
+    for k in keys:
+        check(seen[k] > 0, f"{what}: no run had any {k}: the adaptive paths went untested")
+    print(f"ok   {what}: " + ", ".join(f"{seen[k]} {k}" for k in keys), flush=True)
+    for k in seen:
+        seen[k] = 0
 
 
 def phold(seed, remote, lps=80, epg=0, end=150, sync="optimistic"):
@@ -56,6 +84,9 @@ check_all(phold(4, 0.3, epg=2000, end=60), PARALLEL[1:3] + PARALLEL[9:11] + PARA
 check_all(phold(5, 0.2, lps=17, end=300) + ["--events-per-lp", 4], PARALLEL[::2])
 check_all(phold(6, 0.4, lps=120) + ["--batch", 1], PARALLEL[1::3])
 check_all(phold(7, 0.3, sync="conservative"), PARALLEL[::3])
+for seed in range(8, 24):  # many more seeds, on fm at 2 and 3 threads
+    check_all(phold(seed, 0.25, lps=40), [("fm", 2, 2), ("fm", 3, 3)])
+check_exercised("no competitor", ["non_primary_iterations"])
 
 # A CPU-bound competitor for the whole run: threads get switched out, fm partners run
 # ahead and roll back, adm/ladm deactivate threads; the committed result must not move.
@@ -63,11 +94,13 @@ with cpu_competitor():
     for seed, remote in itertools.product((1, 2), (0.1, 0.5)):
         check_all(phold(seed, remote), PARALLEL, " + CPU competitor")
     check_all(phold(4, 0.3, epg=2000, end=60), PARALLEL[8:], " + CPU competitor")
+check_exercised("CPU competitor", ["deactivations", "reactivations", "non_primary_iterations"])
 
 # An on-off competitor (busy 20 ms, idle 20 ms): detectors fire and reactivation brings
 # threads back many times within a run.
 with on_off_competitor(0.02, 0.02):
     for seed in (1, 2):
         check_all(phold(seed, 0.5, end=400), PARALLEL, " + on-off competitor")
+check_exercised("on-off competitor", ["deactivations", "reactivations"])
 
 finish()

@@ -38,7 +38,8 @@ for extra in (["--seed", "8"], ["--lookahead", "0"], ["--channels", "3", "--call
                     f"{' '.join(extra)}: {mode} {threads}t {pes}pe")
 
 with cpu_competitor():
-    for mode, threads, pes, *extra in [("fm", 2, 2), ("dm", 2, 4), ("ladm", 2, 2, "--detector", "pi")]:
+    for mode, threads, pes, *extra in [("fm", 2, 2), ("dm", 2, 4), ("adm", 2, 4, "--detector", "apte"),
+                                       ("ladm", 2, 2, "--detector", "pi")]:
         label = f"{mode} {threads}t {pes}pe {' '.join(extra)} + CPU load".replace("  ", " ")
         assert_same(ref, run(*COMMON, "--mode", mode, *shape(threads, pes), *extra)[0], label)
 

@@ -12,9 +12,11 @@ for pes, lps, epl, mean, la, end in [(1, 200, 1, 1.0, 0.1, 500), (2, 100, 3, 2.0
     population = pes * lps * epl
     expected = population * end / (mean + la)
     ratio = j["committed_events"] / expected
-    # Each of the population's chains commits end/(mean+la) events on average; with
-    # hundreds of chains the total is within a few percent. 10% is generous.
-    check(0.9 < ratio < 1.1, f"{pes}x{lps}x{epl}: committed {j['committed_events']}, "
+    # Each of the population's chains commits end/(mean+la) events on average (renewal
+    # theory); with hundreds of chains the total's standard deviation is about 0.3%, so 3%
+    # is over 10 sigma, yet catches an engine that loses or duplicates a few % of events
+    # (seq is the reference the determinism suite trusts, so this is its only check).
+    check(0.97 < ratio < 1.03, f"{pes}x{lps}x{epl}: committed {j['committed_events']}, "
                              f"expected about {expected:.0f}")
     check(j["model"]["population"] == population, f"population {j['model']['population']}")
     check(j["model"]["events_handled"] == j["committed_events"], "model count != engine count")

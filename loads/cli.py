@@ -1,5 +1,6 @@
 """`airlab profiles` and `airlab load`: list, check and try interference profiles."""
 import json
+import math
 import signal
 import sys
 import tempfile
@@ -80,8 +81,8 @@ def profiles_cmd(args):
 
 
 def load_cmd(args):
-    if args.duration <= 0:
-        raise UsageError(f"--duration must be > 0, got {args.duration}")
+    if not (math.isfinite(args.duration) and args.duration > 0):  # time.sleep takes no nan, inf
+        raise UsageError(f"--duration must be a finite number of seconds > 0, got {args.duration:g}")
     try:
         profile = resolve_profile(args.profile)
     except ProfileError as e:
@@ -91,12 +92,17 @@ def load_cmd(args):
             print(f"unavailable: {reason}", file=sys.stderr)
     # SIGTERM ends the run like Ctrl-C: the launcher stops every load before we exit.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    interrupted = False
     with tempfile.TemporaryDirectory(prefix="airlab-load-") as work:
         with LoadSet(profile, workdir=work) as loads:
             loads.start()
             print(f"airlab load: {profile['name']}: {len(profile['processes'])} process(es) for "
                   f"{args.duration:g} s", file=sys.stderr)
-            time.sleep(args.duration)
+            try:
+                time.sleep(args.duration)
+            except KeyboardInterrupt:  # ended early: still show what the loads did so far
+                interrupted = True
+                print("airlab load: interrupted, stopping the loads", file=sys.stderr)
             records = loads.stop()
     for r in records:
         f = r["figures"]
@@ -107,10 +113,13 @@ def load_cmd(args):
             extra = f", on {f['mean_on_us']:.1f} us / off {f['mean_off_us']:.1f} us, busy {f['busy_share']:.0%}"
         stand = f" [stand-in for {r['stand_in_for']}]" if r["stand_in"] else ""
         why = f" ({r['reason']})" if r["reason"] else ""
+        # 0, or killed by the SIGTERM that stopped it, is a normal end; anything else is shown.
+        if r["exit_code"] not in (None, 0, -signal.SIGTERM, 128 + signal.SIGTERM):
+            why += f" (exit code {r['exit_code']}{': ' + r['stderr_tail'].splitlines()[-1] if r.get('stderr_tail') else ''})"
         print(f"{r['name']:<24} {r['kind']:<9} {times:<14} {thr}{extra}{stand}{why}")
     if args.json:
         _write_json(args.json, {"profile": profile, "loads": records})
-    return 0
+    return 130 if interrupted else 0
 
 
 def _write_json(path, data):

@@ -26,9 +26,26 @@ def _program(name, package):
     return (True, None) if shutil.which(name) else (False, f"{name} is not installed (Debian package {package})")
 
 
+def cpu_list(text):
+    """The CPUs of a list such as '0-3,6': {0, 1, 2, 3, 6}."""
+    cpus = set()
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
 def availability(spec):
     """(True, None) when a process of this spec can run here, else (False, reason)."""
     kind = spec["kind"]
+    if spec.get("cpus"):
+        # Checked here, not when the load starts: binding to a missing CPU fails in the child,
+        # where the only message left is "Exception occurred in preexec_fn".
+        usable = os.sched_getaffinity(0)
+        missing = sorted(cpu_list(spec["cpus"]) - usable)
+        if missing:
+            return False, (f"cpus {spec['cpus']!r}: CPU {', '.join(map(str, missing))} is not usable here "
+                           f"(usable: {', '.join(map(str, sorted(usable)))})")
     if kind in ("cpu", "onoff"):
         return (True, None) if os.access(AIRLOAD, os.X_OK) else \
             (False, f"{AIRLOAD} is missing: build the engine (make build)")
@@ -94,7 +111,12 @@ def command_for(proc, workdir):
         return _repeat([parsecmgmt(proc.get("parsec_home")), "-a", "run", "-p", proc["benchmark"], "-i",
                         proc.get("input", "simmedium"), "-n", threads], "runs/s"), {}
     if kind == "command":
-        return list(proc["argv"]), {}
+        argv = list(proc["argv"])
+        # The load runs in its own work folder; a relative program path means the one that
+        # availability() found, relative to where the lab was started.
+        if os.sep in argv[0] and not os.path.isabs(argv[0]):
+            argv[0] = os.path.abspath(argv[0])
+        return argv, {}
     raise ValueError(f"unknown kind {kind!r}")
 
 

@@ -52,6 +52,7 @@ class _Load:
         self.argv = None
         self.started = None   # monotonic times
         self.stopped = None
+        self.exited = None    # when its process ended, even on its own before its stop time
         self.error = None
         self.cpu_s = None
         self.lingered = False  # its process group outlived SIGKILL (should never happen)
@@ -190,7 +191,7 @@ class LoadSet:
             def preexec():
                 _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
                 if ld.proc.get("cpus"):
-                    os.sched_setaffinity(0, _cpu_list(ld.proc["cpus"]))
+                    os.sched_setaffinity(0, kinds.cpu_list(ld.proc["cpus"]))
                 if user_preexec:
                     user_preexec()
             with open(ld.dir / "stdout", "wb") as out, open(ld.dir / "stderr", "wb") as err:
@@ -198,6 +199,7 @@ class LoadSet:
                                             env=env, cwd=ld.dir, start_new_session=True,
                                             preexec_fn=preexec)
             ld.started = time.monotonic()
+            threading.Thread(target=_note_exit, args=(ld,), name=f"exit-{ld.id}", daemon=True).start()
             if self.hooks.on_started:
                 self.hooks.on_started(ld.popen.pid, ld.proc)
         except Exception as e:  # a load that cannot start is recorded, the others go on
@@ -217,6 +219,8 @@ class LoadSet:
                 _signal_group(p.pid, signal.SIGKILL)
                 p.wait()
         ld.stopped = time.monotonic()
+        if ld.exited is not None:  # when it really ended: maybe on its own, long before now
+            ld.stopped = min(ld.stopped, ld.exited)
         # The leader is gone; make sure nothing else of its group lingers.
         deadline = time.monotonic() + STOP_GRACE_S
         while _group_alive(p.pid) and time.monotonic() < deadline:
@@ -256,6 +260,16 @@ class LoadSet:
         return rec
 
 
+def _note_exit(ld):
+    """Blocks (no polling) until the load's process ends and notes when. WNOWAIT leaves the
+    reaping to Popen, so the scheduler's poll() and wait() see the exit as usual."""
+    try:
+        os.waitid(os.P_PID, ld.popen.pid, os.WEXITED | os.WNOWAIT)
+        ld.exited = time.monotonic()
+    except ChildProcessError:  # already reaped by the scheduler: it noted the time itself
+        pass
+
+
 def _read(path):
     try:
         return Path(path).read_text(errors="replace")
@@ -278,14 +292,6 @@ def _group_alive(pgid):
         return False
     except PermissionError:
         return True
-
-
-def _cpu_list(text):
-    cpus = set()
-    for part in text.split(","):
-        lo, _, hi = part.partition("-")
-        cpus.update(range(int(lo), int(hi or lo) + 1))
-    return cpus
 
 
 def processes_tagged(tag=None):

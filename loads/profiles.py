@@ -45,7 +45,9 @@ def resolve_count(value, cores=None):
     n = int(m.group(1) or 1) * cores
     if m.group(2):
         k = int(m.group(3))
-        n = {"-": n - k, "+": n + k, "/": n // k if k else n}[m.group(2)]
+        if m.group(2) == "/" and k == 0:
+            raise ValueError(f"'{value}' divides by zero")
+        n = {"-": n - k, "+": n + k, "/": n // k}[m.group(2)]
     return max(1, n)
 
 
@@ -112,16 +114,41 @@ def validate(data, source):
     if errors or not isinstance(data, dict):
         return errors
     for i, proc in enumerate(data.get("processes", [])):
-        _check_times(proc, f"{source}: processes[{i}]", errors)
+        _check_process(proc, f"{source}: processes[{i}]", errors)
     return errors
 
 
-def _check_times(proc, where, errors):
+# Fields that only one kind reads. On another kind they would be ignored without a word
+# (a `kind: cpu` with `ctp_us: 1000` would run a plain CPU loop), so they are errors.
+KIND_FIELDS = {"ctp_us": "onoff", "stressor": "stress-ng", "args": "stress-ng",
+               "benchmark": "parsec", "parsec_home": "parsec", "input": "parsec",
+               "frames": "x264", "image_px": "vips", "argv": "command",
+               "throughput_regex": "command", "throughput_unit": "command"}
+
+
+def _check_process(proc, where, errors):
+    """What the schema cannot say: times in order, fields of the right kind, a usable regex."""
     start = proc.get("start_s", 0)
     if "stop_s" in proc and proc["stop_s"] <= start:
         errors.append(f"{where}: stop_s ({proc['stop_s']}) is not after start_s ({start})")
+    for part in proc.get("cpus", "").split(","):
+        lo, _, hi = part.partition("-")
+        if hi and int(hi) < int(lo):
+            errors.append(f"{where}.cpus: the range {part} is empty (write {hi}-{lo})")
+    for field in sorted(set(proc) & set(KIND_FIELDS)):
+        if KIND_FIELDS[field] != proc["kind"]:
+            errors.append(f"{where}: {field} does not apply to kind {proc['kind']} (only to {KIND_FIELDS[field]})")
+    if "throughput_regex" in proc:
+        try:
+            groups = re.compile(proc["throughput_regex"]).groups
+        except re.error as e:
+            errors.append(f"{where}.throughput_regex: not a valid regular expression: {e}")
+        else:
+            if not groups:
+                errors.append(f"{where}.throughput_regex: no group: put the number in parentheses, "
+                              "e.g. 'rate ([0-9.]+)'")
     if "fallback" in proc:
-        _check_times(proc["fallback"], f"{where}.fallback", errors)
+        _check_process(proc["fallback"], f"{where}.fallback", errors)
 
 
 def load_file(path):

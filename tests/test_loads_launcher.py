@@ -137,3 +137,33 @@ def test_a_load_that_leaves_its_group_is_still_stopped(tmp_path):
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert left == [] and rec["stopped_cleanly"]
+
+
+def test_a_load_that_ends_early_records_when_it_ended(tmp_path, monkeypatch):
+    """stop_s is when the load really ended: a program that fails after 0.3 s did not compete
+    with the engine for the rest of the run, and the prediction must not think it did. A
+    relative program path is found from where the lab runs, not from the load's folder."""
+    script = tmp_path / "fail-soon.sh"
+    script.write_text("#!/bin/sh\nsleep 0.3\nexit 3\n")
+    script.chmod(0o755)
+    prof = tmp_path / "early.yaml"
+    prof.write_text("description: ends by itself\nprocesses:\n  - kind: command\n    argv: [./fail-soon.sh]\n")
+    monkeypatch.chdir(tmp_path)
+    with LoadSet(resolve_profile(str(prof)), workdir=tmp_path / "w") as loads:
+        loads.start()
+        time.sleep(1.5)
+        (rec,) = loads.stop()
+    assert rec["available"] and rec["exit_code"] == 3, rec
+    assert 0.25 < rec["stop_s"] < 1.0, f"stop_s {rec['stop_s']:.2f}: the stop, not the exit"
+
+
+def test_an_error_in_the_caller_stops_every_load(tmp_path):
+    """The trial runner's own failure (an exception inside the `with`) stops the loads too."""
+    with pytest.raises(RuntimeError, match="the engine broke"):
+        with LoadSet(resolve_profile("onoff-ctp1000-x2"), workdir=tmp_path) as loads:
+            loads.start()
+            time.sleep(0.3)
+            assert len(processes_tagged(loads.tag)) == 2
+            raise RuntimeError("the engine broke")
+    assert processes_tagged(loads.tag) == []
+    assert all(r["stop_s"] is not None and r["stopped_cleanly"] for r in loads.records)

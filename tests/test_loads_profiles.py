@@ -42,7 +42,39 @@ def test_broken_profile_fails_with_its_own_message(path):
 
 
 def test_broken_corpus_covers_the_required_cases():
-    assert len(BROKEN) >= 10
+    # The cases issue 3 names: missing kind, unknown kind, negative CTP, bad thread count,
+    # unknown field, wrong types, start after end.
+    required = {"missing-kind", "unknown-kind", "negative-ctp", "bad-thread-count", "zero-threads",
+                "unknown-field", "wrong-type-start", "wrong-type-argv", "start-after-stop"}
+    assert required <= {p.stem for p in BROKEN}
+
+
+# Mistakes the schema alone lets through, each with its own message (inline, one file each).
+MORE_BROKEN = {
+    "field-of-another-kind": ("  - kind: cpu\n    ctp_us: 1000\n",
+                              "processes[0]: ctp_us does not apply to kind cpu (only to onoff)"),
+    "bad-regex": ("  - kind: command\n    argv: [sha256sum, /dev/zero]\n    throughput_regex: 'rate ([0-9.]+'\n",
+                  "processes[0].throughput_regex: not a valid regular expression"),
+    "regex-without-group": ("  - kind: command\n    argv: [sha256sum, /dev/zero]\n    throughput_regex: 'rate [0-9.]+'\n",
+                            "processes[0].throughput_regex: no group"),
+    "count-divided-by-zero": ("  - kind: cpu\n    count: cores/0\n", "processes[0].count: 'cores/0' is not a count"),
+    "zero-times-cores": ("  - kind: cpu\n    threads: 0*cores\n", "processes[0].threads: '0*cores' is not a count"),
+    "reversed-cpu-range": ("  - kind: cpu\n    cpus: '3-1'\n", "processes[0].cpus: the range 3-1 is empty (write 1-3)"),
+    "fallback-problem": ("  - kind: parsec\n    benchmark: canneal\n    fallback: {kind: onoff, ctp_us: 0}\n",
+                         "processes[0].fallback.ctp_us: 0 is out of range: it must be > 0"),
+    "fallback-kind-field": ("  - kind: parsec\n    benchmark: canneal\n    fallback: {kind: cpu, stressor: vm}\n",
+                            "processes[0].fallback: stressor does not apply to kind cpu (only to stress-ng)"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE_BROKEN))
+def test_more_broken_profiles(tmp_path, name):
+    procs, expected = MORE_BROKEN[name]
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(f"description: {name}\nprocesses:\n{procs}")
+    with pytest.raises(ProfileError) as e:
+        load_file(path)
+    assert [m for m in e.value.errors if expected in m and m.startswith(str(path))], e.value.errors
 
 
 @pytest.mark.parametrize("expr,cores,want", [
@@ -50,6 +82,20 @@ def test_broken_corpus_covers_the_required_cases():
     ("cores/2", 8, 4), ("cores/2", 1, 1), ("2*cores", 4, 8)])
 def test_relative_counts(expr, cores, want):
     assert resolve_count(expr, cores) == want
+
+
+def test_relative_count_refuses_division_by_zero():
+    with pytest.raises(ValueError, match="divides by zero"):
+        resolve_count("cores/0", 4)
+
+
+def test_cpus_missing_here_make_the_process_unavailable(tmp_path):
+    """Binding to a CPU this machine lacks is said before the run, in words, rather than
+    failing in the child ("Exception occurred in preexec_fn")."""
+    prof = tmp_path / "far-cpu.yaml"
+    prof.write_text("description: bound to CPU 4095\nprocesses:\n  - kind: cpu\n    cpus: '0,4095'\n")
+    r = resolve_profile(str(prof))
+    assert not r["available"] and "CPU 4095 is not usable here" in r["reasons"][0]
 
 
 def test_count_expands_into_separate_processes():
@@ -95,10 +141,15 @@ def test_airlab_profiles_lists_and_checks(airlab_cmd):
 
 
 def test_guide_example_validates(tmp_path):
-    """docs/profiles.md's complete example stays a valid profile."""
+    """docs/profiles.md's examples and the README's stay valid profiles."""
     import re
-    guide = (Path(__file__).parent.parent / "docs" / "profiles.md").read_text()
-    for i, block in enumerate(re.findall(r"```yaml\n(.*?)```", guide, re.S)):
+    root = Path(__file__).parent.parent
+    guide = (root / "docs" / "profiles.md").read_text()
+    readme = (root / "README.md").read_text().split("### Adding an interference profile", 1)[1]
+    blocks = re.findall(r"```yaml\n(.*?)```", guide, re.S) + \
+        re.findall(r"```yaml\n(.*?)```", readme.split("\n### ", 1)[0], re.S)
+    assert len(blocks) >= 3
+    for i, block in enumerate(blocks):
         path = tmp_path / f"example-{i}.yaml"
         path.write_text(block)
         load_file(path)

@@ -50,6 +50,24 @@ def test_airlab_load_prints_figures(airlab_cmd):
     bad = subprocess.run([airlab_cmd, "load", "no-such-profile"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
     assert "no such profile" in bad.stderr
+    for duration in ("0", "nan", "inf"):
+        bad = subprocess.run([airlab_cmd, "load", "cpu-1", "--duration", duration],
+                             capture_output=True, text=True, timeout=60)
+        assert bad.returncode == 2 and bad.stderr.strip().splitlines() == [
+            f"airlab load: error: --duration must be a finite number of seconds > 0, got {duration}"]
+
+
+def test_interrupted_airlab_load_still_prints_figures(airlab_cmd):
+    """Ctrl-C (or SIGTERM) ends a try-out early: the loads are stopped, their figures
+    printed, and the exit status says it was interrupted."""
+    import signal
+    p = subprocess.Popen([airlab_cmd, "load", "cpu-1", "--duration", "60"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 130 and "interrupted" in err
+    assert "work units/s" in out, out
 
 
 def test_a_stopped_run_counts_its_progress():

@@ -26,7 +26,10 @@ report: "workflows/report/workflow.rst"   # `snakemake --report results/snakemak
 # directory) writes results there and still finds the lab's configuration.
 LAB = workflow.basedir
 configfile: os.path.join(LAB, "configs/config.yaml")
-validate(config, os.path.join(LAB, "configs/schemas/config.schema.json"))
+try:
+    validate(config, os.path.join(LAB, "configs/schemas/config.schema.json"))
+except WorkflowError as e:  # Snakemake's message names the field but not the file
+    raise WorkflowError(f"{os.path.join(LAB, 'configs/config.yaml')} (with any --config overrides): {e}")
 config["claims"] = os.path.join(LAB, config["claims"])
 
 PY = sys.executable                       # Snakemake's interpreter: the lab's venv

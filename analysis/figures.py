@@ -9,7 +9,6 @@ draw active threads over wall time with the ideal (threads minus loads running).
 import argparse
 import csv
 import json
-
 import os
 import sys
 from pathlib import Path
@@ -18,6 +17,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from analysis.stats import mean_ci  # noqa: E402
 from workflows.experiments import load_experiment  # noqa: E402
@@ -27,6 +27,9 @@ LABELS = {"slowdown": "slowdown (loaded / no-load time)", "wall_s": "run time (s
           "load_slowdown": "the loads' own slowdown", "event_rate": "committed events/s",
           "n_loads": "CPU-bound loads (CPUs demanded)", "ctp_us": "CTP (us)", "remote": "remote share",
           "epg": "event granularity (EPG)", "apte_threshold": "APTE threshold", "active_threads": "active threads"}
+
+PREDICTED = {"eq1": "proportional (Eq. 1/2)", "eq3": "adaptive (Eq. 3)",
+             "auto": "predicted (Eq. 1/2; Eq. 3 for ADM/LADM)"}
 
 
 def _num(v):
@@ -106,9 +109,10 @@ def panel(ax, rows, plot, y):
     pred_kind = plot.get("prediction", "none")
     if y == "slowdown" and pred_kind != "none":
         for s, pts in sorted(prediction(rows, x, series, pred_kind).items()):
-            if numeric:
-                ax.plot([_num(p[0]) for p in pts], [p[1] for p in pts], "--", color=colours.get(s, "k"), alpha=0.6,
-                        label=f"prediction ({pred_kind}){' ' + str(s) if s else ''}")
+            if numeric:  # the dash marker keeps a one-point prediction visible
+                ax.plot([_num(p[0]) for p in pts], [p[1] for p in pts], "--", marker="_", markersize=14,
+                        color=colours.get(s, "k"), alpha=0.6,
+                        label=f"{PREDICTED[pred_kind]}{f', {series}={s}' if series else ''}")
             else:
                 for p in pts:
                     xi = xs_all.index(p[0]) if p[0] in xs_all else None
@@ -124,42 +128,61 @@ def panel(ax, rows, plot, y):
     ax.grid(alpha=0.3)
 
 
-def timeline_panel(ax, trials, plot):
-    series = plot.get("series")
+def timeline_runs(trials, plot):
+    """[(label, trial record)]: the first successful repetition of each loaded configuration,
+    one panel each (overlaid, their fast-switching active-thread steps hide one another)."""
+    runs = {}
     for path in trials:
         d = json.loads(Path(path).read_text())
         if d.get("status") != "ok" or d["trial"]["id"].startswith("base-"):
             continue
-        tl = d["timeline"]
         cfg = d["engine"]["config"]
-        label = f"{cfg.get('detector')}-{cfg.get('reactivation')}" if series else d["trial"]["id"]
-        ax.step([r["t_s"] for r in tl], [r["active_threads"] for r in tl], where="post", label=label)
-        threads, cores = cfg["threads"], d["machine"]["cores"]
-        end = tl[-1]["t_s"] if tl else 0
-        ts = sorted({0.0, end} | {t for ld in d["loads"] for t in (ld["start_s"], ld["stop_s"]) if t is not None})
-        ideal = []
-        for t in ts:
-            ne = sum(ld["threads"] for ld in d["loads"] if ld["start_s"] is not None and ld["start_s"] <= t
-                     and (ld["stop_s"] is None or ld["stop_s"] > t))
-            ideal.append(max(1, min(threads, cores - ne)))
-        ax.step(ts, ideal, where="post", color="k", ls="--", alpha=0.6)
-    ax.plot([], [], "k--", alpha=0.6, label="ideal: cores - loads")
-    ax.set_xlabel("wall time (s)")
+        label = f"{cfg.get('detector')}-{cfg.get('reactivation')}" if plot.get("series") else d["trial"]["id"]
+        if label not in runs or d["trial"]["rep"] < runs[label]["trial"]["rep"]:
+            runs[label] = d
+    return [(f"{label} (rep {d['trial']['rep']})", d) for label, d in sorted(runs.items())]
+
+
+def timeline_panel(ax, label, d):
+    tl = d["timeline"]
+    cfg = d["engine"]["config"]
+    ax.step([r["t_s"] for r in tl], [r["active_threads"] for r in tl], where="post", label=label)
+    threads, cores = cfg["threads"], d["machine"]["cores"]
+    end = tl[-1]["t_s"] if tl else 0
+    ts = sorted({0.0, end} | {t for ld in d["loads"] for t in (ld["start_s"], ld["stop_s"])
+                              if t is not None and t < end})  # loads outliving the run: not drawn
+    ideal = []
+    for t in ts:
+        ne = sum(ld["threads"] for ld in d["loads"] if ld["start_s"] is not None and ld["start_s"] <= t
+                 and (ld["stop_s"] is None or ld["stop_s"] > t))
+        ideal.append(max(1, min(threads, cores - ne)))
+    ax.step(ts, ideal, where="post", color="k", ls="--", alpha=0.6, label="ideal: cores - loads")
+    ax.set_ylim(0, threads + 0.4)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # a count of threads
     ax.set_ylabel("active threads")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="lower right")
     ax.grid(alpha=0.3)
 
 
 def draw(exp, rows, trials, out, reason=None):
     plot = exp["plot"]
     panels = [plot["y"]] + ([plot["y2"]] if plot.get("y2") else [])
-    fig, axes = plt.subplots(1, len(panels), figsize=(6.4 * len(panels), 4.4), squeeze=False)
+    runs = timeline_runs(trials, plot) if plot["kind"] == "timeline" and not reason else []
+    if runs:  # one row per run, sharing the time axis
+        fig, axes = plt.subplots(len(runs), 1, figsize=(6.4, 1.4 + 1.6 * len(runs)), sharex=True, squeeze=False)
+        for ax, (label, d) in zip(axes[:, 0], runs):
+            timeline_panel(ax, label, d)
+        axes[-1][0].set_xlabel("wall time (s)")
+    else:
+        fig, axes = plt.subplots(1, len(panels), figsize=(6.4 * len(panels), 4.4), squeeze=False)
     if reason:
         axes[0][0].text(0.5, 0.5, f"not measured here:\n{reason}", ha="center", va="center", wrap=True,
                         transform=axes[0][0].transAxes)
         axes[0][0].set_axis_off()
     elif plot["kind"] == "timeline":
-        timeline_panel(axes[0][0], trials, plot)
+        if not runs:
+            axes[0][0].text(0.5, 0.5, "no successful loaded run", ha="center", va="center",
+                            transform=axes[0][0].transAxes)
     else:
         for ax, y in zip(axes[0], panels):
             panel(ax, rows, plot, y)
@@ -195,5 +218,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-
     sys.exit(main())

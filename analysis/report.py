@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from workflows import machine
-from workflows.experiments import load_experiment
+from workflows.experiments import at_scale, load_experiment
 
 CSS = """body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}
 table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:4px 6px;vertical-align:top}
@@ -30,20 +30,76 @@ def _rows(path):
         return list(csv.DictReader(f))
 
 
-def caption(exp, rows, facts):
+def _f(v):
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _values(v):
+    return v if isinstance(v, list) else [v]
+
+
+def _series(r, series):
+    return "+".join(str(r.get(part, "")) for part in series.split("+")) if series else ""
+
+
+def measured_here(exp, ok):
+    """Per series: mean slowdown (range over x values and repetitions) beside the mean
+    prediction the figure draws (Eq. 3 for adaptive modes under 'auto'/'eq3', else Eq. 1/2)."""
+    plot, series = exp["plot"], exp["plot"].get("series")
+    kind = plot.get("prediction", "none")
+    groups = {}
+    for r in ok:
+        if _f(r["slowdown"]) is None or r["profile"] == "none":  # no load: 1 by definition
+            continue
+        eq3 = kind == "eq3" or (kind == "auto" and r.get("mode") in ("adm", "ladm"))
+        g = groups.setdefault(_series(r, series), ([], [], eq3))
+        g[0].append(_f(r["slowdown"]))
+        if _f(r["pred_eq3" if eq3 else "pred_eq1"]) is not None:
+            g[1].append(_f(r["pred_eq3" if eq3 else "pred_eq1"]))
+    parts = []
+    for s, (slow, pred, eq3) in sorted(groups.items()):
+        label = f"{series}={s}" if series else "all trials"
+        text = f"{label} {statistics.mean(slow):.2f}"
+        if len(slow) > 1:
+            text += f" ({min(slow):.2f}-{max(slow):.2f})"
+        if pred:
+            text += f" vs {'Eq. 3' if eq3 else 'proportional'} {statistics.mean(pred):.2f}"
+        parts.append(text)
+    return "; ".join(parts)
+
+
+def caption(exp, rows, facts, scale="quick", claims=None):
+    """Configuration at this scale, machine, the paper's finding and, with numbers, what was
+    measured here: per-series slowdown beside its prediction, and each of the experiment's
+    headline claims (summary.csv) beside the paper's value."""
     ok = [r for r in rows if r["status"] == "ok" and r["baseline"] != "1"]
     bad = [r for r in rows if r["status"] != "ok"]
-    eng = ", ".join(f"{k}={v}" for k, v in exp["engine"].items() if not isinstance(v, dict))
-    sweep = "; ".join(f"{k} over {v if not isinstance(v, dict) else 'the scale’s values'}" for k, v in exp["sweep"].items())
+    eng = ", ".join(f"{k}={at_scale(v, scale)}" for k, v in exp["engine"].items())
+    sweep = "; ".join(f"{k} over {', '.join(map(str, _values(at_scale(v, scale))))}" for k, v in exp["sweep"].items())
     parts = [f"<b>{html.escape(exp['figure'])}.</b> {html.escape(exp['title'])}.",
-             f"Engine: {html.escape(eng)}; {html.escape(sweep)}. {len(ok)} trials (plus no-load baselines) on "
+             f"Engine ({html.escape(scale)} scale): {html.escape(eng)}; {html.escape(sweep)}. "
+             f"{len(ok)} trial(s) (plus no-load baselines) on "
              f"{facts['cores']} cores ({html.escape(facts['cpu_model'])}, Linux {html.escape(facts['kernel'])}).",
              f"<i>Paper:</i> {html.escape(exp['paper_finding'])}"]
-    slow = [float(r["slowdown"]) for r in ok if r["slowdown"]]
-    if slow:
-        p1 = [float(r["pred_eq1"]) for r in ok if r["pred_eq1"]]
-        parts.append(f"<i>Here:</i> slowdown {min(slow):.2f}-{max(slow):.2f} (mean {statistics.mean(slow):.2f}); "
-                     f"proportional slowdown (Eq. 1/2) {statistics.mean(p1):.2f} on average." if p1 else "")
+    here = measured_here(exp, ok)
+    if here:
+        parts.append(f"<i>Here,</i> slowdown (loaded / no-load time; mean, range) by series: {html.escape(here)}.")
+    for cid in exp.get("claims", []):
+        c = (claims or {}).get(cid)
+        if c:
+            verdict = f" ({c['verdict']})" if c["verdict"] else ""
+            parts.append(f"<i>{html.escape(c['claim'])}:</i> paper {html.escape(c['paper_value'])} "
+                         f"on {html.escape(c['paper_platform'])}; here {html.escape(c['measured_here'])}"
+                         f"{html.escape(verdict)}.")
+    faster = [r for r in ok if (_f(r["slowdown"]) or 1.0) < 0.95]
+    if faster:
+        # A loaded run cannot truly beat its no-load run: its baseline was disturbed.
+        parts.append(f"<span class=warn>{len(faster)} trial(s) ran faster under load than their no-load "
+                     "baseline (slowdown below 1): the baseline itself was slow (other work on the machine, "
+                     "or the engine's run-to-run spread), so read these slowdowns with care.</span>")
     if any(r.get("stand_in") == "1" for r in rows):
         parts.append("<span class=warn>PARSEC was not installed: its loads are documented stand-ins "
                      "(see the profiles).</span>")
@@ -67,7 +123,9 @@ def build(scale, summary, experiments, out):
          f"cgroup {html.escape(str(facts['cgroup']))}.</p>",
          "<h2>The paper's claims beside this machine</h2><table><tr><th>figure</th><th>claim</th>"
          "<th>paper</th><th>measured here</th><th></th></tr>"]
+    claims = {}
     for r in _rows(summary):
+        claims[r["id"]] = r
         h.append(f"<tr><td>{html.escape(r['figure'])}</td><td>{html.escape(r['claim'])}</td>"
                  f"<td>{html.escape(r['paper_value'])} ({html.escape(r['paper_platform'])})</td>"
                  f"<td>{html.escape(r['measured_here'])}</td><td class={r['verdict'] or 'none'}>"
@@ -79,7 +137,7 @@ def build(scale, summary, experiments, out):
         data = base64.b64encode(Path(png).read_bytes()).decode()
         h.append(f"<div class=fig id={html.escape(name)}><h2>{html.escape(exp['figure'])}</h2>"
                  f"<img alt='{html.escape(exp['title'])}' src='data:image/png;base64,{data}'>"
-                 f"<p class=caption>{caption(exp, rows, facts)}</p>"
+                 f"<p class=caption>{caption(exp, rows, facts, scale, claims)}</p>"
                  f"<p><code>{html.escape(str(table))}</code>, <code>{html.escape(str(Path(png).with_suffix('.svg')))}</code></p></div>")
     failed = [(name, r) for name, _, table in experiments for r in _rows(table) if r["status"] != "ok"]
     h.append(f"<h2 id=failed>Trials that failed or could not run here ({len(failed)})</h2>")

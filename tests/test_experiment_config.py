@@ -104,8 +104,22 @@ def test_snakemake_refuses_a_bad_config_at_start(tmp_path):
     r = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-d", str(tmp_path),
                         "smoke", "--config", "scale=huge"],
                        capture_output=True, text=True, timeout=120, cwd=paths.ROOT)
+    out = r.stdout + r.stderr
     assert r.returncode != 0
-    assert "scale" in r.stdout + r.stderr and "huge" in r.stdout + r.stderr
+    assert "config.yaml (with any --config overrides)" in out  # the file, in the error itself
+    assert "scale" in out and "huge" in out
+
+
+def test_snakemake_refuses_a_broken_experiment_at_start(tmp_path):
+    """A broken experiment file stops the workflow before any trial, naming file and field."""
+    p = write(tmp_path, GOOD.replace("kind: line", "kind: pie"))
+    r = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-d", str(tmp_path / "work"),
+                        "smoke", "--config", f"experiments=[{p}]"],
+                       capture_output=True, text=True, timeout=120, cwd=paths.ROOT)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0
+    assert f"{p}: plot.kind: 'pie' is not one of" in out, out[-2000:]
+    assert "rule trial" not in out
 
 
 def test_time_budgets():

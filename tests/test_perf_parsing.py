@@ -1,5 +1,5 @@
-"""perf stat CSV parsing on recorded outputs: a VM without hardware counters, and a
-machine where perf multiplexed counters (scaled values, <not counted>)."""
+"""perf stat CSV parsing on recorded outputs: a VM without hardware counters, a machine
+where perf multiplexed counters (scaled values, <not counted>), a hybrid CPU."""
 from pathlib import Path
 
 from workflows import perf
@@ -21,6 +21,28 @@ def test_multiplexed_and_not_counted():
     assert c["cycles"]["value"] == 6412000000 and c["cycles"]["scaled_from_pct"] == 74.98
     assert c["cache-references"]["status"] == "not counted" and c["cache-references"]["value"] is None
     assert c["LLC-load-misses"]["status"] == "not supported"
+
+
+# perf stat -x, on a hybrid Intel CPU (Alder Lake): one line per core type, the program
+# ran on the big cores only; the counter must be found under its plain name.
+HYBRID = """\
+36.33,msec,task-clock,36327404,100.00,0.969,CPUs utilized
+<not counted>,,cpu_atom/cycles/u,0,0.00,,
+140184622,,cpu_core/cycles/u,36005398,99.00,3.859,GHz
+1000,,cpu_atom/instructions/,1000,100.00,,
+232341234,,cpu_core/instructions/,36005398,100.00,,
+<not supported>,,cpu_atom/cache-misses/,0,100.00,,
+<not supported>,,cpu_core/cache-misses/,0,100.00,,
+"""
+
+
+def test_hybrid_cpu_lines_per_core_type():
+    c = perf.parse(HYBRID)
+    assert c["cycles"]["status"] == "ok" and c["cycles"]["value"] == 140184622
+    assert c["cycles"]["scaled_from_pct"] == 99.0 and sorted(c["cycles"]["pmus"]) == ["cpu_atom", "cpu_core"]
+    assert c["instructions"]["value"] == 232342234  # counted on both kinds: summed
+    assert c["cache-misses"]["status"] == "not supported" and c["cache-misses"]["value"] is None
+    assert not any("/" in name for name in c)
 
 
 def test_every_event_is_reported_even_when_perf_is_missing():

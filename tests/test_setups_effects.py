@@ -49,8 +49,10 @@ def test_trial_under_each_setup(tmp_path, setup):
         assert any("/loads" in c for c in ld["cgroups"]) and not any("/loads" in c for c in eng["cgroups"])
     elif setup == "weight-4to1":
         assert any("/loads" in c for c in ld["cgroups"]) and any("/engine" in c for c in eng["cgroups"])
+        # Read back from the kernel (cpu.weight on v2, cpu.shares on v1): 4 to 1.
         applied = d["setup"]["applied"]
-        assert applied["engine"] != applied["loads"]
+        (key, e), = applied["engine"].items()
+        assert applied["loads"] == {key: e // 4} and key in ("cpu.weight", "cpu.shares")
     elif setup == "idle":
         assert ld["policy"] == 5 and eng["policy"] == 0  # SCHED_IDLE for the load only
     elif setup == "nice":
@@ -59,13 +61,17 @@ def test_trial_under_each_setup(tmp_path, setup):
         assert eng["cgroups"] == [] and ld["nice"] == 0 and ld["policy"] == 0
 
 
-def test_overlapping_cpusets_are_refused(tmp_path):
+@pytest.mark.parametrize("engine_cpus,loads_cpus,why", [("0", "0", "overlap"), ("0", "4095", "usable CPUs")])
+def test_cpusets_this_machine_cannot_apply_are_refused(tmp_path, engine_cpus, loads_cpus, why):
+    """Overlapping sets, or a CPU the machine lacks: exit 3 with the reason on one line
+    (the same availability doctor shows), nothing written, nothing left."""
     available("cpuset")
-    bad = tmp_path / "overlap.yaml"
-    bad.write_text("description: overlapping\nkind: cpuset\nengine_cpus: '0'\nloads_cpus: '0'\n")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(f"description: bad\nkind: cpuset\nengine_cpus: '{engine_cpus}'\nloads_cpus: '{loads_cpus}'\n")
     out = tmp_path / "o.json"
     r = run(out, setup=str(bad))
-    assert r.returncode != 0 and "overlap" in r.stderr and not out.exists()
+    assert r.returncode == 3 and why in r.stderr and not out.exists(), r.stderr
+    assert r.stderr.strip().splitlines() == [ln for ln in r.stderr.strip().splitlines() if ln.startswith("airlab trial:")]
     assert r.left_behind() == []
 
 
@@ -75,3 +81,32 @@ def test_invalid_setup_file_names_the_field(tmp_path):
     bad.write_text("description: no share\nkind: quota\n")
     with pytest.raises(SetupError, match="loads_cpu_share"):
         open_setup(str(bad))
+
+
+def test_broken_setup_yaml_is_reported_on_one_line(tmp_path):
+    from workflows.setups import SetupError
+    bad = tmp_path / "b.yaml"
+    bad.write_text("kind: [\n")
+    with pytest.raises(SetupError) as e:
+        open_setup(str(bad))
+    assert "\n" not in str(e.value) and "line 2: not valid YAML" in str(e.value)
+
+
+def test_a_setup_the_kernel_refuses_is_unavailable_not_a_crash(tmp_path, monkeypatch):
+    """A cgroup write the kernel refuses while the setup is applied: exit 3's exception
+    with the kernel's reason (never a traceback, never a run as cfs), and its groups gone."""
+    import os
+    from pathlib import Path
+
+    from workflows import trial
+    from workflows.setups import cgroups
+    available("quota-half")
+
+    def refuse(self, *args, **kw):
+        raise cgroups.CgroupError("cannot write '50000' to cpu.cfs_quota_us: Invalid argument")
+    monkeypatch.setattr(cgroups.LabCgroups, "set_quota", refuse)
+    out = tmp_path / "q.json"
+    with pytest.raises(trial.TrialUnavailable, match="cfs_quota_us: Invalid argument"):
+        trial.run_trial("cpu-1", "quota-half", out, ["--mode", "seq", "--end-time", "100"])
+    assert not out.exists()
+    assert [g for g in cgroups.leftover_lab_groups() if Path(g).name.startswith(f"airlab-{os.getpid()}-")] == []

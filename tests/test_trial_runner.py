@@ -65,11 +65,21 @@ def test_unwritable_output(tmp_path):
     ro = tmp_path / "ro"
     ro.mkdir()
     (ro / "f").write_text("")
-    for out in ["/proc/airlab/out.json", str(tmp_path), str(ro / "f" / "x.json")]:
+    # /proc/x.json: its folder exists and, for root, os.access() calls it writable.
+    for out in ["/proc/airlab/out.json", "/proc/x.json", str(tmp_path), str(ro / "f" / "x.json")]:
         r = run(out)
         assert r.returncode == 2 and "--out" in r.stderr, (out, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ro"]
+
+
+def test_bad_input_makes_no_output_folder(tmp_path):
+    """--out's missing folders are made when the result is written, not while the input is
+    checked: refused input leaves nothing, a good run creates them."""
+    r = run(tmp_path / "new" / "sub" / "x.json", profile="no-such")
+    assert r.returncode == 2 and list(tmp_path.iterdir()) == [], r.stderr
+    r = run(tmp_path / "new" / "sub" / "x.json", profile="none", engine=["--mode", "seq", "--end-time", "100"])
+    assert r.returncode == 0 and (tmp_path / "new" / "sub" / "x.json").is_file(), r.stderr
 
 
 def test_timeout_stops_everything(tmp_path):
@@ -102,6 +112,36 @@ def test_interrupted_runner_leaves_nothing(tmp_path, setup):
         assert r.returncode in (130, -signal.SIGINT, -signal.SIGTERM), r.stderr
         assert not out.exists() and [f for f in tmp_path.iterdir() if f.name.startswith(".")] == []
         assert wait_until_gone(r, 2.0) == [], f"left behind after interrupt {i}: {r.stderr}"
+
+
+def test_an_interrupt_inside_the_clean_up_still_leaves_nothing(tmp_path, monkeypatch):
+    """The signal's exception can land anywhere, here just as the cgroups are to be removed
+    (so their removal never runs): the runner's final sweep of what carries its PID removes
+    them. In-process, so the moment is exact rather than lucky."""
+    from pathlib import Path
+
+    from loads import proctags
+    from workflows import trial
+    from workflows.setups import cgroups, leftovers
+    ok, why = open_setup("quota-half").availability()
+    if not ok:
+        pytest.skip(why)
+    real_remove = cgroups.LabCgroups.remove
+
+    def interrupted_remove(self):
+        os.kill(os.getpid(), signal.SIGTERM)  # the runner's handler raises right here
+        real_remove(self)
+    monkeypatch.setattr(cgroups.LabCgroups, "remove", interrupted_remove)
+    out = tmp_path / "t.json"
+    mine = f"airlab-{os.getpid()}-"
+    try:
+        with pytest.raises(trial.TrialInterrupted):
+            trial.run_trial("cpu-1", "quota-half", out, ["--mode", "seq", "--end-time", "2000"], timeout=120)
+        assert not out.exists()
+        assert [g for g in cgroups.leftover_lab_groups() if Path(g).name.startswith(mine)] == []
+        assert proctags.find(leftovers.KEY, str(os.getpid())) == []
+    finally:  # never leave this test's groups on the machine, even when it fails
+        leftovers.sweep_runner(os.getpid())
 
 
 def test_what_a_killed_runner_left_is_swept_by_the_next_trial(tmp_path):

@@ -1,6 +1,7 @@
 """`airlab doctor`: what this machine supports, and the reason for every "no"."""
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 
@@ -128,8 +129,13 @@ def doctor_cmd(args):
 
 
 def _gang_start_check():
+    from workflows.setups import leftovers
     from workflows.setups.slurm import GangCluster
-    with tempfile.TemporaryDirectory() as d:
+    # Tagged and placed like a trial's, so if doctor is killed mid-check the next trial
+    # sweeps the daemons and their folder (workflows/setups/leftovers.py).
+    os.environ[leftovers.KEY] = str(os.getpid())
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # as Ctrl-C: stop() runs
+    with tempfile.TemporaryDirectory(prefix=f"{leftovers.WORKDIR_PREFIX}{os.getpid()}-") as d:
         g = GangCluster(d)
         try:
             g.start()

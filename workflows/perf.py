@@ -69,6 +69,9 @@ def parse(text, reason_if_empty=None):
             continue
         value, unit, event = fields[0], fields[1], fields[2]
         event = event.split(":")[0]  # cycles:u -> cycles
+        pmu = None
+        if event.count("/") == 2:  # hybrid CPUs: cpu_core/cycles/u and cpu_atom/cycles/u
+            pmu, event, _ = event.split("/")
         entry = {"value": None, "unit": unit or None, "status": "ok", "reason": None}
         if value == "<not supported>":
             entry.update(status="not supported", reason="the CPU or hypervisor does not provide this counter")
@@ -81,12 +84,32 @@ def parse(text, reason_if_empty=None):
                     entry["scaled_from_pct"] = float(fields[4])  # multiplexed: perf scaled it
             except ValueError:
                 entry.update(status="not counted", reason=f"unreadable value {value!r}")
-        found[event] = entry
+        if pmu:
+            entry["pmus"] = [pmu]
+            found[event] = _merge(found.get(event), entry)
+        else:
+            found[event] = entry
     for event in EVENTS:
         if event not in found:
             found[event] = {"value": None, "unit": None, "status": "unavailable",
                             "reason": reason_if_empty or "perf did not report this counter"}
     return found
+
+
+def _merge(a, b):
+    """One counter from its per-PMU lines: the counted values summed (the program ran on
+    both kinds of core), a missing status only when no PMU counted it."""
+    if a is None:
+        return b
+    if a["status"] != "ok" or b["status"] != "ok":
+        merged = dict(b if a["status"] != "ok" else a)
+    else:
+        merged = {**a, "value": a["value"] + b["value"]}
+        pct = [e["scaled_from_pct"] for e in (a, b) if "scaled_from_pct" in e]
+        if pct:
+            merged["scaled_from_pct"] = min(pct)
+    merged["pmus"] = a["pmus"] + b["pmus"]
+    return merged
 
 
 def read(out_file, reason_if_missing=None):

@@ -72,8 +72,9 @@ def check_inputs(profile, setup, out, engine_opts):
     out = Path(out)
     if out.is_dir():
         raise UsageProblem(f"--out {out} is a directory")
-    if not _creatable(out.parent) or not os.access(out.parent, os.W_OK):
-        raise UsageProblem(f"--out {out}: cannot write in {out.parent}")
+    why = _unwritable(out.parent)
+    if why:
+        raise UsageProblem(f"--out {out}: cannot write in {out.parent}: {why}")
     try:
         prof = resolve_profile(profile)
     except ProfileError as e:
@@ -85,12 +86,22 @@ def check_inputs(profile, setup, out, engine_opts):
     return prof, st
 
 
-def _creatable(d):
+def _unwritable(d):
+    """None if a file can be created in folder d (made when the result is written), else why.
+    Probed with a real file: as root os.access() says yes even where nothing can be created
+    (/proc), and bad input must leave no folder behind, so a missing one is not made here."""
+    d = Path(d).absolute()
+    while not d.exists():
+        d = d.parent
+    if not d.is_dir():
+        return f"{d} is not a folder"
     try:
-        Path(d).mkdir(parents=True, exist_ok=True)
-        return True
-    except OSError:
-        return False
+        fd, probe = tempfile.mkstemp(dir=d, prefix=".airlab-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        return e.strerror
+    return None
 
 
 def _status_field(pid, field):
@@ -175,11 +186,21 @@ def run_trial(profile, setup, out, engine_opts, rep=0, timeout=600.0, labels=Non
     # runner is killed outright (workflows/setups/leftovers.py).
     old_env = os.environ.get(leftovers.KEY)
     os.environ[leftovers.KEY] = str(os.getpid())
+    done = False
     try:
-        return _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_unavailable)
+        record = _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_unavailable)
+        done = True
+        return record
     except Interrupted as e:
         raise TrialInterrupted(f"interrupted by {e}; nothing was written") from None
     finally:
+        if not done:
+            # The interrupt's exception may have cut a clean-up short; no second one may cut
+            # this sweep of whatever of this runner still exists (it carries our PID).
+            for s in old:
+                signal.signal(s, signal.SIG_IGN)
+            for item in leftovers.sweep_runner(os.getpid()):
+                _say(f"removed what the clean-up missed: {item}")
         for s, h in old.items():
             signal.signal(s, h)
         if old_env is None:
@@ -260,6 +281,10 @@ def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_una
             engine_result = json.loads(eng_json.read_text())
             counters = perf.read(perf_out, perf_missing)
             timeline = _read_timeline(eng_tl)
+    except SetupError as e:  # could not be applied here (exit 3), or not undone (a failure)
+        if engine is None:
+            raise TrialUnavailable(str(e)) from None
+        raise TrialError(str(e)) from None
     finally:
         _kill_group(engine)
 
@@ -332,11 +357,14 @@ def _write_atomic(path, data):
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp.{os.getpid()}")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "w") as f:
             json.dump(data, f, indent=1)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
+    except OSError as e:  # checked before the run, but a disk can fill or a folder go
+        raise TrialError(f"cannot write {path}: {e.strerror}") from None
     finally:
         if tmp.exists():
             tmp.unlink()

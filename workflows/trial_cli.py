@@ -25,10 +25,10 @@ exit status (on every non-zero one the engine, every load, the lab's cgroups, SL
 and daemons are gone and no result file is written):
   0    the result was written (or, with --record-failure / --allow-unavailable, a record
        with status "failed" / "unavailable" and its reasons)
-  1    the engine failed (its last stderr lines are printed)
+  1    the engine failed (its last stderr lines are printed), or --out could not be written
   2    bad input: unknown profile or setup, engine options airpdes refuses, unwritable --out
-  3    this machine cannot run it: a setup or load kind it lacks (the reason is printed;
-       `airlab doctor` lists what the machine supports)
+  3    this machine cannot run it: a setup or load kind it lacks, or a setup it cannot
+       apply (the reason is printed; `airlab doctor` lists what the machine supports)
   124  the engine did not finish within --timeout
   130  interrupted by SIGINT or SIGTERM
 """
@@ -83,7 +83,11 @@ def trial_cmd(args):
     except TrialError as e:
         print(f"airlab trial: failed: {e}", file=sys.stderr)
         if args.record_failure:
-            write_failure(args.out, args.profile, args.setup, opts, args.rep, str(e), labels)
+            try:
+                write_failure(args.out, args.profile, args.setup, opts, args.rep, str(e), labels)
+            except TrialError as w:  # e.g. the failure was that --out cannot be written
+                print(f"airlab trial: failed: {w}", file=sys.stderr)
+                return 1
             print(f"airlab trial: recorded the failure in {args.out}", file=sys.stderr)
             return 0
         return 124 if isinstance(e, TrialTimeout) else 1

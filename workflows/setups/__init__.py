@@ -39,8 +39,10 @@ def open_setup(name_or_path):
         raise SetupError(f"{path}: no such setup (setups: {', '.join(list_setups())})")
     try:
         data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as e:
-        raise SetupError(f"{path}: not valid YAML: {e}")
+    except yaml.YAMLError as e:  # one line, as loads/profiles.py says it
+        mark = getattr(e, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else "YAML"
+        raise SetupError(f"{path}: {where}: not valid YAML: {getattr(e, 'problem', None) or e}")
     with open(SCHEMAS / "setup.schema.json") as f:
         schema = json.load(f)
     errs = sorted(jsonschema.Draft202012Validator(schema).iter_errors(data), key=lambda e: e.path)

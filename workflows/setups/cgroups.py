@@ -3,7 +3,9 @@
 A LabCgroups object creates one uniquely named parent group (airlab-<pid>-<random>) with
 one child per role ("engine", "loads"), applies CPU sets, bandwidth limits and weights,
 lets a child process join a role before exec (`join_preexec`), and on `remove()` kills
-whatever is still inside and deletes every directory it made. Nothing else is touched."""
+whatever is still inside and deletes every directory it made. Nothing else is touched,
+except that on v2 the cpu and cpuset controllers are enabled in the mount's top
+cgroup.subtree_control if they were not (left on: other groups may rely on them by then)."""
 import os
 import signal
 import time
@@ -65,6 +67,11 @@ def _write(path, value):
         raise CgroupError(f"cannot write {value!r} to {path}: {e.strerror}") from None
 
 
+def _read(path):
+    """What the kernel holds now (recorded as applied: the value in force, not the request)."""
+    return Path(path).read_text().strip()
+
+
 class LabCgroups:
     def __init__(self, roles=("engine", "loads")):
         self.version, reason = detect()
@@ -120,27 +127,28 @@ class LabCgroups:
     # --- settings
     def set_cpus(self, role, cpus):
         _write(self._dir(role, "cpuset") / "cpuset.cpus", cpus)
-        return {"cpuset.cpus": self._dir(role, "cpuset").joinpath("cpuset.cpus").read_text().strip()}
+        return {"cpuset.cpus": _read(self._dir(role, "cpuset") / "cpuset.cpus")}
 
     def set_quota(self, role, cpu_share, period_us=100000):
         quota = max(1000, int(cpu_share * period_us))
         d = self._dir(role, "cpu")
         if self.version == "v2":
             _write(d / "cpu.max", f"{quota} {period_us}")
-            return {"cpu.max": (d / "cpu.max").read_text().strip()}
+            return {"cpu.max": _read(d / "cpu.max")}
         _write(d / "cpu.cfs_period_us", period_us)
         _write(d / "cpu.cfs_quota_us", quota)
-        return {"cpu.cfs_quota_us": quota, "cpu.cfs_period_us": period_us}
+        return {"cpu.cfs_quota_us": int(_read(d / "cpu.cfs_quota_us")),
+                "cpu.cfs_period_us": int(_read(d / "cpu.cfs_period_us"))}
 
     def set_weight(self, role, weight):
         """weight on the v2 scale (1-10000, default 100); v1 shares = weight * 1024 / 100."""
         d = self._dir(role, "cpu")
         if self.version == "v2":
             _write(d / "cpu.weight", weight)
-            return {"cpu.weight": weight}
+            return {"cpu.weight": int(_read(d / "cpu.weight"))}
         shares = max(2, weight * 1024 // 100)
         _write(d / "cpu.shares", shares)
-        return {"cpu.shares": shares}
+        return {"cpu.shares": int(_read(d / "cpu.shares"))}
 
     # --- membership
     def join_preexec(self, role):

@@ -4,7 +4,8 @@ runner starts inherits AIRLAB_RUNNER=<runner pid> (through perf, srun, slurmd an
 slurmstepd alike), its cgroups are named airlab-<runner pid>-... and its work folder (SLURM
 state, engine output) airlab-trial-<runner pid>-... in the temporary directory; whatever belongs to a
 runner that no longer exists is stale. Each trial sweeps before it starts; `airlab doctor`
-lists what it finds. Nothing of a live runner is touched."""
+lists what it finds. Nothing of a live runner is touched, except by that runner itself
+(sweep_runner, when its trial did not succeed)."""
 import os
 import re
 import shutil
@@ -78,24 +79,60 @@ def sweep():
                 pass
         time.sleep(0.2)
     for g in stale_cgroups():
-        d = Path(g)
-        for proc_file in d.rglob("cgroup.procs"):
-            for pid in proc_file.read_text().split():
-                try:
-                    os.kill(int(pid), signal.SIGKILL)
-                except (OSError, ValueError):
-                    pass
-        for sub in sorted((p for p in d.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)) + [d]:
-            for _ in range(50):
-                try:
-                    sub.rmdir()
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    time.sleep(0.02)
+        _remove_group(g)
         removed.append(f"cgroup {g}")
     for d in stale_workdirs():  # last: a daemon killed above may have held files there
         shutil.rmtree(d, ignore_errors=True)
         removed.append(f"work folder {d}")
     return removed
+
+
+def sweep_runner(runner):
+    """Everything of the runner with this PID that still exists: its last line of defence
+    when a trial ends any other way than success. A signal's exception can land anywhere,
+    inside Popen (a child nobody holds) or a clean-up (groups not yet removed)."""
+    removed = []
+    for _ in range(3):
+        procs = [p for p in proctags.find(KEY, str(runner)) if p != os.getpid()]
+        if not procs:
+            break
+        for pid in procs:
+            try:
+                name = Path(f"/proc/{pid}/comm").read_text().strip()
+                os.kill(pid, signal.SIGKILL)
+                removed.append(f"process {pid} ({name})")
+            except OSError:
+                pass
+        time.sleep(0.2)
+    for g in cgroups.leftover_lab_groups():
+        if Path(g).name.startswith(f"airlab-{runner}-"):
+            _remove_group(g)
+            removed.append(f"cgroup {g}")
+    for d in Path(tempfile.gettempdir()).glob(f"{WORKDIR_PREFIX}{runner}-*"):
+        shutil.rmtree(d, ignore_errors=True)
+        removed.append(f"work folder {d}")
+    return removed
+
+
+def _remove_group(g):
+    """Kill what is inside a lab cgroup, then remove it, children first."""
+    d = Path(g)
+    for proc_file in d.rglob("cgroup.procs"):
+        try:
+            pids = proc_file.read_text().split()
+        except OSError:
+            continue
+        for pid in pids:
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except (OSError, ValueError):
+                pass
+    for sub in sorted((p for p in d.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)) + [d]:
+        for _ in range(50):
+            try:
+                sub.rmdir()
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                time.sleep(0.02)

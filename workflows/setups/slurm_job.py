@@ -39,7 +39,9 @@ def main():
     ap.add_argument("argv", nargs="+")
     a = ap.parse_args()
     env = {**os.environ, "SLURM_CONF": a.conf}
-    work = tempfile.mkdtemp(prefix="airlab-job-")
+    # Beside the cluster's slurm.conf: in the trial's work folder, removed with it (and by
+    # the sweep if the runner is killed), never a stray folder in /tmp per job.
+    work = tempfile.mkdtemp(prefix="job-", dir=os.path.dirname(os.path.abspath(a.conf)))
     script, out, err = (os.path.join(work, n) for n in ("job.sh", "stdout", "stderr"))
     with open(script, "w") as f:  # argv quoted item by item: no shell string from config
         f.write("#!/bin/sh\nexec " + shlex.join(a.argv) + "\n")

@@ -4,7 +4,12 @@
  *
  * Each LP is a cell (a base station) on a torus of grid_x x grid_y cells, with --channels
  * channels. LPs are numbered row by row and PEs own blocks of consecutive LPs, so a PE owns
- * a band of rows and only hand-offs across a band edge are remote events.
+ * a band of rows and only hand-offs across a band edge are remote events. The torus is the
+ * squarest one with exactly --pes x --lps-per-pe cells; both sides must be >= 3 so that
+ * every cell has 4 distinct neighbours. Counts that allow no such torus are refused (exit
+ * 2, naming a --lps-per-pe that works): a prime count gives a 1 x n ring where a hand-off
+ * could return to the cell it left, and a side of 2 makes a cell's two neighbours along it
+ * the same cell.
  *
  * Events (all sent with delay >= --lookahead, which is the model's lookahead):
  *   ARRIVAL  a new call starts in this cell (Poisson, --call-rate per cell). It takes a
@@ -28,9 +33,10 @@
  * that would break the invariant aborts at once (a model bug, whatever the mode).
  *
  * Defaults give ~8 Erlang offered per cell on 10 channels (Erlang-B blocking ~12%, as in
- * ROSS's configuration) and about one event per cell per time unit, so the engine's
- * default run (1000 cells, end time 10000) takes seconds. The paper's size is 36,864 cells
- * (a 192 x 192 torus): e.g. --pes 8 --lps-per-pe 4608 --end-time 30000.
+ * ROSS's configuration) and about one event per cell per time unit. Without --lps-per-pe
+ * the run has the paper's 36,864 cells (a 192 x 192 torus) spread over the PEs, so --pes
+ * must divide 36,864; the engine's default end time 10000 then means ~3.7e8 events (a
+ * minute or more): pass --end-time, or --lps-per-pe for a small network.
  */
 #include "model.h"
 
@@ -103,15 +109,28 @@ static int pcs_set_option(const char *name, const char *value, char *err, size_t
     return -1;
 }
 
-/* The squarest torus with exactly num_lps cells: grid_x is the largest divisor <= sqrt. */
-static int pcs_configure(const air_sim_info *info, char *err, size_t errlen)
+#define PCS_PAPER_CELLS 36864 /* the AIR paper's network (section 8.5): 192 x 192 */
+
+/* The short side of the squarest torus with exactly n cells: the largest divisor <= sqrt. */
+static uint64_t torus_side(uint64_t n)
 {
-    (void)err;
-    (void)errlen;
-    uint64_t n = info->num_lps;
     uint64_t x = (uint64_t)sqrt((double)n);
     while (x > 1 && n % x != 0) x--;
-    if (x == 0) x = 1;
+    return x ? x : 1;
+}
+
+static int pcs_configure(const air_sim_info *info, char *err, size_t errlen)
+{
+    uint64_t n = info->num_lps, x = torus_side(n);
+    if (x < 3) {
+        uint64_t per = info->lps_per_pe + 1; /* the next --lps-per-pe that makes a torus */
+        while (torus_side(per * info->num_pes) < 3) per++;
+        snprintf(err, errlen, "pcs needs a torus of at least 3 x 3 cells (4 distinct neighbours "
+                 "per cell), but %llu cells (--pes x --lps-per-pe) only make %llu x %llu; "
+                 "use e.g. --lps-per-pe %llu", (unsigned long long)n, (unsigned long long)x,
+                 (unsigned long long)(n / x), (unsigned long long)per);
+        return -1;
+    }
     grid_x = x;
     grid_y = n / x;
     return 0;
@@ -251,6 +270,7 @@ const air_model air_model_pcs = {
     .name = "pcs",
     .summary = "cellular network: cells on a torus, channels, call arrivals, hand-offs, blocking",
     .state_size = sizeof(pcs_cell),
+    .default_num_lps = PCS_PAPER_CELLS,
     .options = pcs_options,
     .set_option = pcs_set_option,
     .configure = pcs_configure,

@@ -37,16 +37,7 @@ air_engine *air_engine_create(air_options *o)
     e->seq = strcmp(o->mode, "seq") == 0;
     e->adaptive = !strcmp(o->mode, "adm") || !strcmp(o->mode, "ladm");
     air_sim_info *in = &e->info;
-    in->num_pes = (uint32_t)o->pes;
-    in->lps_per_pe = o->lps_per_pe;
-    in->num_lps = o->pes * o->lps_per_pe;
-    in->end_time = o->end_time;
-    in->seed = o->seed;
-    in->events_per_lp = o->events_per_lp;
-    in->remote = o->remote;
-    in->mean = o->mean;
-    in->lookahead = o->lookahead;
-    in->epg = o->epg;
+    air_options_sim_info(o, in);
     char err[256] = "";
     if (e->model->configure && e->model->configure(in, err, sizeof err)) {
         fprintf(stderr, "airpdes: %s\n", err[0] ? err : "bad model configuration");
@@ -208,6 +199,9 @@ void air_engine_write_json(air_engine *e, const air_result *r, FILE *f)
         air_json_u64(&j, "reactivations", t->reactivations);
         times_array(&j, "deactivation_times_s", t->deact_times, t->deactivations);
         times_array(&j, "reactivation_times_s", t->react_times, t->reactivations);
+        /* the lists keep the first AIR_MAX_TIMES of each; the counts above are exact */
+        air_json_bool(&j, "times_truncated",
+                      t->deactivations > AIR_MAX_TIMES || t->reactivations > AIR_MAX_TIMES);
         air_json_end_obj(&j);
     }
     air_json_end_arr(&j);
@@ -233,8 +227,10 @@ void air_engine_write_json(air_engine *e, const air_result *r, FILE *f)
 void air_engine_print_summary(air_engine *e, const air_result *r, FILE *f)
 {
     air_options *o = e->opt;
-    fprintf(f, "airpdes: %s %s, %llu threads, %u PEs x %llu LPs, end time %g\n", o->model, o->mode,
-            (unsigned long long)o->threads, e->info.num_pes, (unsigned long long)o->lps_per_pe, o->end_time);
+    fprintf(f, "airpdes: %s %s, %llu thread%s, %u PE%s x %llu LP%s, end time %g\n", o->model, o->mode,
+            (unsigned long long)o->threads, o->threads == 1 ? "" : "s", e->info.num_pes,
+            e->info.num_pes == 1 ? "" : "s", (unsigned long long)o->lps_per_pe,
+            o->lps_per_pe == 1 ? "" : "s", o->end_time);
     fprintf(f, "  committed %llu events in %.3f s = %.3f M ev/s\n", (unsigned long long)r->committed,
             r->wall_s, r->wall_s > 0 ? (double)r->committed / r->wall_s / 1e6 : 0.0);
     fprintf(f, "  processed %llu, rolled back %llu in %llu rollbacks, efficiency %.2f%%, %llu GVT rounds\n",
@@ -244,9 +240,11 @@ void air_engine_print_summary(air_engine *e, const air_result *r, FILE *f)
             (unsigned long long)r->gvt_rounds);
     if (e->adaptive)
         for (int i = 0; i < e->nthreads; i++)
-            fprintf(f, "  thread %d: %llu deactivations, %llu reactivations, inactive %.3f s\n", i,
+            fprintf(f, "  thread %d: %llu deactivation%s, %llu reactivation%s, inactive %.3f s\n", i,
                     (unsigned long long)e->threads[i].deactivations,
-                    (unsigned long long)e->threads[i].reactivations, e->threads[i].inactive_s);
+                    e->threads[i].deactivations == 1 ? "" : "s",
+                    (unsigned long long)e->threads[i].reactivations,
+                    e->threads[i].reactivations == 1 ? "" : "s", e->threads[i].inactive_s);
     fprintf(f, "  checksum %016llx\n", (unsigned long long)r->checksum);
 }
 

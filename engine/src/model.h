@@ -29,9 +29,11 @@
  *    option, first with every default and then with the user's value; reject a bad value
  *    by writing a one-line message into err and returning -1 (the engine prints it and
  *    exits 2). configure(info, ...) runs once after all options are known; use it for
- *    checks that need the run's shape. Options are stored by the model in its own static
- *    variables (read-only once the run starts). The resolved values appear in the JSON
- *    `config` object.
+ *    checks that need the run's shape (pcs refuses LP counts that make no proper torus).
+ *    A model whose size is part of its definition sets default_num_lps: without
+ *    --lps-per-pe the run has that many LPs spread over the PEs. Options are stored by the
+ *    model in its own static variables (read-only once the run starts). The resolved
+ *    values (--lps-per-pe too) appear in the JSON `config` object.
  *
  * 6. Outcome.  report(r, j) writes the model's outcome figures into the JSON `model`
  *    object with air_json_u64 / air_json_f64 / air_json_str. Derive them ONLY from the
@@ -90,6 +92,9 @@ typedef struct air_model {
     const char *name;
     const char *summary;                /* one line for --help */
     size_t state_size;                  /* bytes of per-LP state */
+    uint64_t default_num_lps;           /* 0: --lps-per-pe defaults to 1000 per PE; else, when
+                                           --lps-per-pe is not given, this many LPs spread over
+                                           the PEs (--pes must divide it) */
     const air_model_option *options;    /* terminated by an entry with name == NULL */
     int (*set_option)(const char *name, const char *value, char *err, size_t errlen);
     int (*configure)(const air_sim_info *info, char *err, size_t errlen); /* may be NULL */

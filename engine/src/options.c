@@ -45,7 +45,7 @@ static const optdef table[] = {
     { "sync", "SYNC", "optimistic", "optimistic (Time Warp) | conservative", K_CHOICE, O(sync), "optimistic|conservative", 0, 0, 0 },
     { "threads", "N", "1", "worker threads (seq: 1; fm: = --pes; dm/adm/ladm: <= --pes)", K_UINT, O(threads), NULL, 1, 1024, 0 },
     { "pes", "N", NULL, "processing elements (groups of LPs)", K_UINT, O(pes), NULL, 1, 65536, 0 },
-    { "lps-per-pe", "N", "1000", "LPs in each PE", K_UINT, O(lps_per_pe), NULL, 1, 1e9, 0 },
+    { "lps-per-pe", "N", "1000", "LPs in each PE (pcs: its own default, see Models)", K_UINT, O(lps_per_pe), NULL, 1, 1e9, 0 },
     { "events-per-lp", "N", "1", "phold: initial events per LP (the event population)", K_UINT, O(events_per_lp), NULL, 0, 1e6, 0 },
     { "remote", "F", "0.1", "phold: probability an event goes to an LP on another PE, in [0, 1]", K_DOUBLE, O(remote), NULL, 0, 1, 0 },
     { "mean", "F", "1.0", "phold: mean of the exponential timestamp increment", K_DOUBLE, O(mean), NULL, 0, BIG, 0 },
@@ -59,7 +59,7 @@ static const optdef table[] = {
     { "apte-threshold", "F", "5.4", "apte: deactivate the slowest thread when max/min time per event exceeds F", K_DOUBLE, O(apte_threshold), NULL, 1, BIG, 0 },
     { "pi-threshold-us", "F", PI_THRESHOLD_US_DEFAULT, "pi and rap: a sched_yield() slower than F microseconds means a competitor", K_DOUBLE, O(pi_threshold_us), NULL, 0, BIG, 0 },
     { "rq-threshold", "F", "0.3", "rq: deactivate when the share of time spent waiting for a CPU exceeds F", K_DOUBLE, O(rq_threshold), NULL, 0, 1, 0 },
-    { "n-batch", "N", "10", "ladm: iterations a thread spends on an orphan PE before returning", K_UINT, O(n_batch), NULL, 1, 1e9, 0 },
+    { "n-batch", "N", "10", "ladm: most iterations per visit to an orphan PE (fewer once it caught up)", K_UINT, O(n_batch), NULL, 1, 1e9, 0 },
     { "seed", "N", "1", "random seed (each LP's stream derives from it)", K_UINT, O(seed), NULL, 0, SEED_MAX, 0 },
     { "pin", NULL, NULL, "bind thread i to CPU i mod ncpus", K_FLAG, O(pin), NULL, 0, 0, 0 },
     { "json", "FILE", NULL, "write the run's results as JSON to FILE (atomically)", K_PATH, O(json), NULL, 0, 0, 0 },
@@ -182,8 +182,8 @@ static int check_writable(const char *opt, const char *path)
     return 0;
 }
 
-/* The run's shape as the model sees it (engine.c builds the same one for the run). */
-static void sim_info_of(const air_options *o, air_sim_info *in)
+/* The run's shape as the model sees it: validation and the engine's set-up use the same. */
+void air_options_sim_info(const air_options *o, air_sim_info *in)
 {
     memset(in, 0, sizeof *in);
     in->num_pes = (uint32_t)o->pes;
@@ -204,7 +204,7 @@ static int validate_model(const air_options *o)
 {
     const air_model *m = o->model_def;
     air_sim_info in;
-    sim_info_of(o, &in);
+    air_options_sim_info(o, &in);
     char err[256] = "";
     if (m->configure && m->configure(&in, err, sizeof err)) {
         fprintf(stderr, "airpdes: %s\n", err[0] ? err : "bad model configuration");
@@ -233,7 +233,30 @@ static int same_output(const char *a, const char *b)
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino && strcmp(basename(na), basename(nb)) == 0;
 }
 
-static int validate(air_options *o, int pes_given)
+/* A model with a size of its own (pcs: the paper's 36,864 cells) spreads it over the PEs
+ * when --lps-per-pe is not given; a PE count that does not divide it is refused rather
+ * than silently rounded, so "the default size" always means the same model. */
+static int default_lps(air_options *o)
+{
+    uint64_t total = o->model_def->default_num_lps;
+    if (total % o->pes == 0) {
+        o->lps_per_pe = total / o->pes;
+        return 0;
+    }
+    fprintf(stderr, "airpdes: --model %s has %llu LPs by default, spread over the PEs, but --pes %llu "
+            "does not divide %llu; use --pes", o->model, (unsigned long long)total,
+            (unsigned long long)o->pes, (unsigned long long)total);
+    const char *sep = " ";
+    for (uint64_t d = 1; d <= total && d <= 65536; d++)
+        if (total % d == 0) {
+            fprintf(stderr, "%s%llu", sep, (unsigned long long)d);
+            sep = ", ";
+        }
+    fprintf(stderr, ", or pass --lps-per-pe\n");
+    return 2;
+}
+
+static int validate(air_options *o, int pes_given, int lps_given)
 {
     const char *m = o->mode;
     if (!pes_given) o->pes = o->threads;
@@ -259,6 +282,7 @@ static int validate(air_options *o, int pes_given)
         fprintf(stderr, "airpdes: --mean and --lookahead cannot both be 0 (events would not advance time)\n");
         return 2;
     }
+    if (!lps_given && o->model_def->default_num_lps && default_lps(o)) return 2;
     if ((double)o->pes * (double)o->lps_per_pe > 4e9) {
         fprintf(stderr, "airpdes: too many LPs (--pes x --lps-per-pe > 4e9)\n");
         return 2;
@@ -315,7 +339,7 @@ int air_options_parse(air_options *o, int argc, char **argv)
             return 2;
         }
     }
-    int pes_given = 0;
+    int pes_given = 0, lps_given = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strncmp(a, "--", 2) != 0) return fail("unexpected argument '%s'%s", a, "");
@@ -338,6 +362,7 @@ int air_options_parse(air_options *o, int argc, char **argv)
         if (d) {
             if (set_value(o, d, d->kind == K_FLAG ? "1" : v)) return 2;
             if (d->off == O(pes)) pes_given = 1;
+            if (d->off == O(lps_per_pe)) lps_given = 1;
         } else {
             err[0] = 0;
             if (md->set_option(md->options[mk].name, v, err, sizeof err)) {
@@ -350,7 +375,7 @@ int air_options_parse(air_options *o, int argc, char **argv)
             o->model_values[mk] = v;
         }
     }
-    return validate(o, pes_given);
+    return validate(o, pes_given, lps_given);
 }
 
 void air_options_help(FILE *f)
@@ -374,6 +399,10 @@ void air_options_help(FILE *f)
     for (int i = 0; air_models[i]; i++) {
         const air_model *m = air_models[i];
         fprintf(f, "  %-10s %s\n", m->name, m->summary);
+        if (m->default_num_lps)
+            fprintf(f, "    %-22s by default %llu LPs in all, spread over the PEs (--pes must divide it) [%llu / --pes]\n",
+                    "--lps-per-pe N", (unsigned long long)m->default_num_lps,
+                    (unsigned long long)m->default_num_lps);
         for (int k = 0; m->options && m->options[k].name; k++) {
             char lhs[64];
             snprintf(lhs, sizeof lhs, "--%s %s", m->options[k].name, m->options[k].metavar);
@@ -389,7 +418,8 @@ void air_options_help(FILE *f)
             "  adm   dm + adaptation: --detector deactivates threads under interference,\n"
             "        --reactivation brings them back; inactive threads sleep\n"
             "  ladm  locality-aware adm: each thread keeps a primary PE and helps orphan PEs\n"
-            "        (of inactive threads) that are behind it for --n-batch iterations\n"
+            "        (of inactive threads) that are behind it, each for up to --n-batch\n"
+            "        iterations or until it has caught up\n"
             "\nSynchronisation:\n"
             "  optimistic    Time Warp: PEs run ahead, stragglers roll back\n"
             "  conservative  lookahead windows: between GVT rounds PEs handle only events\n"
@@ -404,10 +434,9 @@ void air_options_help(FILE *f)
             "  # the same model on 2 threads with LADM, PI detection, RAP reactivation\n"
             "  airpdes --mode ladm --threads 2 --pes 2 --lps-per-pe 1000 --remote 0.4 \\\n"
             "      --end-time 2000 --detector pi --reactivation rap --json out.json --timeline out.csv\n"
-            "  # PCS at the AIR paper's size (36,864 cells = a 192 x 192 torus, 10 channels),\n"
-            "  # conservative: compare with the optimistic run's wall time (paper Fig. 3)\n"
-            "  airpdes --model pcs --mode fm --threads 2 --lps-per-pe 18432 --end-time 3000 \\\n"
-            "      --sync conservative\n"
+            "  # PCS at its default, the AIR paper's size (36,864 cells = a 192 x 192 torus,\n"
+            "  # 10 channels), conservative: compare with the optimistic run's wall time (Fig. 3)\n"
+            "  airpdes --model pcs --mode fm --threads 2 --end-time 3000 --sync conservative\n"
             "\nExit status: 0 done; 2 bad input (one line on stderr, no output file written);\n"
             "1 the run failed (e.g. an output could not be written at the end: then no output\n"
             "file is left either).\n");

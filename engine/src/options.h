@@ -46,6 +46,7 @@ typedef struct air_options {
  * error line to stderr (the caller exits 2). */
 int air_options_parse(air_options *o, int argc, char **argv);
 void air_options_help(FILE *f);
+void air_options_sim_info(const air_options *o, air_sim_info *in); /* what the model is told */
 
 struct air_json;
 void air_options_to_json(const air_options *o, struct air_json *j);

@@ -138,7 +138,7 @@ KEYS = {"config", "wall_s", "committed_events", "processed_events", "rolled_back
         "rollbacks", "efficiency", "event_rate", "gvt_rounds", "final_gvt", "checksum",
         "threads", "pes", "model"}
 THREAD_KEYS = {"id", "events", "busy_s", "inactive_s", "deactivations", "reactivations",
-               "deactivation_times_s", "reactivation_times_s"}
+               "deactivation_times_s", "reactivation_times_s", "times_truncated"}
 PE_KEYS = {"id", "committed_events", "iterations", "non_primary_iterations"}
 j, _ = run("--mode", "ladm", "--threads", "2", "--pes", "3", "--lps-per-pe", "200",
            "--end-time", "2000", "--remote", "0.3", "--timeline-period-ms", "5", timeline=True)
@@ -148,6 +148,9 @@ if j:
     check(all(set(t) == THREAD_KEYS for t in j["threads"]), f"thread keys {j['threads'][0].keys()}")
     check(all(set(p) == PE_KEYS for p in j["pes"]), f"pe keys {j['pes'][0].keys()}")
     check(len(j["threads"]) == 2 and len(j["pes"]) == 3, "one entry per thread and per PE")
+    check(all(t.get("times_truncated") is False and len(t["deactivation_times_s"]) == t["deactivations"]
+              and len(t["reactivation_times_s"]) == t["reactivations"] for t in j["threads"]),
+          f"short run: time lists do not match the counts, or marked truncated: {j['threads']}")
     check(j["processed_events"] == j["committed_events"] + j["rolled_back_events"],
           "processed != committed + rolled back")
     check(sum(p["committed_events"] for p in j["pes"]) == j["committed_events"],
@@ -162,10 +165,37 @@ if j:
     check(all(1 <= r[3] <= 2 for r in tl), "active threads outside [1, threads]")
     print(f"ok   JSON keys, counts and a timeline of {len(tl)} rows")
 
-# Human summary on stdout (no --quiet), nothing on stderr when stderr is not a terminal.
+# The per-thread time lists keep the first 4096 (de)activations; the counts go on, and
+# times_truncated says the lists are cut. APTE with threshold 1 deactivates a thread at
+# nearly every check and PR brings it back every 10 rounds of 1 iteration: thousands of
+# cycles in a fraction of a second.
+MAX_TIMES = 4096
+j, _ = run("--mode", "adm", "--threads", "2", "--pes", "2", "--lps-per-pe", "10", "--end-time", "10000",
+           "--batch", "1", "--gvt-interval", "1", "--detector", "apte", "--apte-threshold", "1",
+           "--reactivation", "pr")
+if j:
+    ts = j["threads"]
+    check(max(t["deactivations"] for t in ts) > MAX_TIMES,
+          f"could not provoke > {MAX_TIMES} deactivations: {[t['deactivations'] for t in ts]}")
+    for t in ts:
+        for key, times in (("deactivations", "deactivation_times_s"), ("reactivations", "reactivation_times_s")):
+            check(len(t[times]) == min(t[key], MAX_TIMES),
+                  f"thread {t['id']}: {len(t[times])} {times} for {t[key]} {key}")
+        cut = t["deactivations"] > MAX_TIMES or t["reactivations"] > MAX_TIMES
+        check(t.get("times_truncated") is cut,
+              f"thread {t['id']}: times_truncated {t.get('times_truncated')} with {t['deactivations']} "
+              f"deactivations, {t['reactivations']} reactivations")
+    print(f"ok   time lists cut at {MAX_TIMES} and marked: "
+          f"{[(t['deactivations'], t.get('times_truncated')) for t in ts]}")
+
+# Human summary on stdout (no --quiet), nothing on stderr when stderr is not a terminal;
+# counts in it agree in number ("1 thread, 1 PE", "2 threads, 2 PEs").
 p = subprocess.run([AIRPDES, *SMALL], capture_output=True, text=True, timeout=30)
 check(p.returncode == 0 and "committed" in p.stdout and "checksum" in p.stdout and p.stderr == "",
       f"summary: rc {p.returncode}, stdout {p.stdout!r}, stderr {p.stderr!r}")
+check(", 1 thread, 1 PE x 50 LPs," in p.stdout, f"summary of a 1-thread run: {p.stdout.splitlines()[:1]}")
+p = subprocess.run([AIRPDES, *SMALL, "--mode", "fm", "--threads", "2"], capture_output=True, text=True, timeout=30)
+check(", 2 threads, 2 PEs x 50 LPs," in p.stdout, f"summary of a 2-thread run: {p.stdout.splitlines()[:1]}")
 p = subprocess.run([AIRPDES, "--help"], capture_output=True, text=True, timeout=30)
 check(p.returncode == 0 and "--detector" in p.stdout and "Examples" in p.stdout, "--help")
 finish()

@@ -49,3 +49,29 @@ def test_cgroup_interface_follows_where_the_controllers_live():
                        stdin=subprocess.DEVNULL)
     for m in v2_mounts:
         assert f"v2 at {m}:" in r.stdout
+
+
+def test_doctor_argument_errors_are_one_line():
+    """One line naming `airlab doctor` (not argparse's usage block, nor plain `airlab`)."""
+    r = subprocess.run([AIRLAB, "doctor", "--no-such-option"], capture_output=True, text=True, timeout=60,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip().splitlines() == [
+        "airlab doctor: error: unrecognized arguments: --no-such-option (see 'airlab doctor --help')"]
+
+
+def test_doctor_reports_a_broken_profile_and_goes_on():
+    """A profile file with an error is a "no" line with the error, not a traceback that
+    hides every line after it."""
+    from loads.profiles import PROFILES
+    broken = PROFILES / "zz-doctor-test-broken.yaml"
+    broken.write_text("description: broken on purpose\nprocesses:\n  - kind: cpu\n    threads: -3\n")
+    try:
+        r = subprocess.run([AIRLAB, "doctor", "--quick"], capture_output=True, text=True, timeout=120,
+                           stdin=subprocess.DEVNULL)
+    finally:
+        broken.unlink()
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr
+    line = next(ln for ln in r.stdout.splitlines() if "zz-doctor-test-broken" in ln)
+    assert line.startswith("  no ") and "threads" in line, line

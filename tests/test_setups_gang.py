@@ -10,28 +10,68 @@ from trial_helpers import SCHEMA, run
 from workflows.setups import open_setup
 
 
-def test_gang_jobs_alternate(tmp_path):
+# SLURM suspends the second job as it starts and the first switch comes ~10 s in, then
+# the engine and the load take turns every 5 s slice: the engine must still be working at
+# the switch even on a fast idle machine (~15 s of CPU work on an idle 2-core VM at 11 M
+# events/s; a 45000 end time finished before the first switch). seq: a fixed amount of CPU
+# work, which on a busy machine does not grow with rollbacks as fm's would.
+ENGINE = ["--mode", "seq", "--lps-per-pe", "2000", "--end-time", "110000"]
+
+
+def gang_trial(out, profile="cpu-1"):
+    """Run a gang trial; check it succeeded, left nothing and is valid. Returns its record."""
     ok, why = open_setup("gang").availability()
     if not ok:
         pytest.skip(f"gang cannot run here: {why}")
-    out = tmp_path / "gang.json"
-    # SLURM suspends the second job as it starts and the first switch comes ~10 s in, then
-    # the engine and the load take turns every 5 s slice: the engine must still be working
-    # at the switch even on a fast idle machine (this run: ~15 s of CPU work on an idle
-    # 2-core VM at 11 M events/s; a 45000 end time finished before the first switch).
-    # seq: a fixed amount of CPU work, which on a busy machine does not grow with
-    # rollbacks as fm's would.
-    engine = ["--mode", "seq", "--lps-per-pe", "2000", "--end-time", "110000"]
-    r = run(out, setup="gang", engine=engine)
+    r = run(out, profile=profile, setup="gang", engine=ENGINE)
     assert r.returncode == 0, r.stderr
     assert r.left_behind() == [], "SLURM daemons, jobs or loads outlived the trial"
     d = json.loads(out.read_text())
     jsonschema.validate(d, SCHEMA)
+    return d
+
+
+def test_gang_jobs_alternate(tmp_path):
+    d = gang_trial(tmp_path / "gang.json")
     applied = d["setup"]["applied"]
     assert applied["preempt_mode"] == "GANG"
     assert applied["jobs_alternated"], applied["job_states"]
     assert d["loads"][0]["cpu_s"] > 0.5, "the load never got its turn"
     assert applied["jobs_left_at_end"] == []
+
+
+def test_gang_every_load_takes_turns(tmp_path):
+    """Two load processes are two more jobs: the partition admits all three at once
+    (OverSubscribe=FORCE:3), so each load runs in its own turns instead of staying
+    pending. The engine run is the one above: SLURM's first switch comes ~10 s in, then
+    each load gets a 5 s slice before the engine's next, so both loads run while it still
+    works."""
+    d = gang_trial(tmp_path / "gang2.json", profile="cpu-2")
+    applied = d["setup"]["applied"]
+    assert applied["oversubscribe"] == "FORCE:3"
+    assert len(d["loads"]) == 2
+    for load in d["loads"]:
+        assert "error" not in load["figures"], load
+        assert load["cpu_s"] > 0.5, f"{load['name']} never got its turn: {applied['job_states']}"
+        assert any(snap.get(f"airlab-load-{load['name']}") == "RUNNING" for _, snap in applied["job_states"])
+    assert applied["jobs_left_at_end"] == []
+
+
+def test_gang_refuses_a_work_folder_too_long_for_slurm_sockets(tmp_path):
+    """slurmstepd's step sockets live in the work folder (UNIX socket paths are limited to
+    107 bytes): a TMPDIR too deep is refused before any daemon starts, exit 3 with the
+    reason on one line, nothing left. Starts no SLURM, so it is cheap."""
+    import os
+    ok, why = open_setup("gang").availability()
+    if not ok:
+        pytest.skip(f"gang cannot run here: {why}")
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    out = tmp_path / "g.json"
+    r = run(out, setup="gang", engine=["--mode", "seq", "--end-time", "100"], env={**os.environ, "TMPDIR": str(deep)})
+    assert r.returncode == 3 and "too long for SLURM's UNIX sockets" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not out.exists()
+    assert r.left_behind() == [] and list(deep.iterdir()) == []
 
 
 def test_interrupted_gang_trial_leaves_no_daemon_or_job(tmp_path):

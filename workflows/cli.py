@@ -18,8 +18,16 @@ class UsageError(Exception):
     """Bad input from the user: reported as one line, exit code 2."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but bad usage is one line (the project's rule) instead of the usage block
+    plus the error; the subcommands' parsers are of this class too (add_subparsers)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="airlab",
         description="airlab: interference laboratory for parallel discrete event simulation.",
         epilog="Run 'airlab COMMAND --help' for each command. The workflow: "
@@ -33,7 +41,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # named after the subcommand, where parse_args would blame plain `airlab`
+        prog = f"airlab {args.command}" if getattr(args, "command", None) else "airlab"
+        print(f"{prog}: error: unrecognized arguments: {' '.join(extra)} (see '{prog} --help')", file=sys.stderr)
+        return 2
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -78,7 +78,7 @@ def perf_status():
 
 
 def doctor_cmd(args):
-    from loads.profiles import list_profiles, resolve_profile
+    from loads.profiles import ProfileError, list_profiles, resolve_profile
     from workflows.setups import list_setups, open_setup
     f = machine.facts()
     print("machine")
@@ -91,8 +91,9 @@ def doctor_cmd(args):
     _line(os.path.exists("/proc/thread-self/schedstat"), "rq detector",
           "/proc/thread-self/schedstat" + ("" if os.path.exists("/proc/thread-self/schedstat") else " is missing"))
     print("cgroups")
-    version, reason = cgroups.detect()
-    _line(bool(version), "cpu and cpuset control", version or reason)
+    for ctrl, setups in (("cpu", "quota, weight"), ("cpuset", "cpuset")):  # each setup needs only its own
+        version, reason = cgroups.detect((ctrl,))
+        _line(bool(version), f"{ctrl} controller ({setups})", version or reason)
     _line(None, "controllers", cgroup_controllers())
     from workflows.setups import leftovers
     left = leftovers.stale_cgroups()
@@ -120,7 +121,11 @@ def doctor_cmd(args):
         _line(ok, kind, why or "")
     print("profiles")
     for name in list_profiles():
-        r = resolve_profile(name)
+        try:
+            r = resolve_profile(name)
+        except ProfileError as e:  # one broken file must not hide the rest of the report
+            _line(False, name, e.errors[0])
+            continue
         tag = " [stand-in]" if r["stand_in"] else ""
         why = r["reasons"] or sorted({f"stand-in because {p['replaces_unavailable'].split(':')[0]}"
                                       for p in r["processes"] if p.get("replaces_unavailable")})

@@ -19,11 +19,20 @@ def cpu_model():
     return platform.processor() or "unknown"
 
 
+def cgroup_fact():
+    """'v2', 'v1', or per controller ('cpu v2; cpuset unusable: ...') when they differ: each
+    setup needs only its own controller, so a machine without cpuset still runs quota."""
+    found = {c: cgroups.detect((c,)) for c in ("cpu", "cpuset")}
+    said = {c: version or f"unusable: {reason}" for c, (version, reason) in found.items()}
+    if len(set(said.values())) == 1:
+        return said["cpu"]
+    return "; ".join(f"{c} {s}" for c, s in said.items())
+
+
 def facts():
-    version, reason = cgroups.detect()
     return {"cores": len(os.sched_getaffinity(0)), "online_cpus": os.cpu_count(),
             "kernel": platform.release(), "cpu_model": cpu_model(),
-            "cgroup": version or f"unusable: {reason}", "hostname": socket.gethostname()}
+            "cgroup": cgroup_fact(), "hostname": socket.gethostname()}
 
 
 def lab_version():

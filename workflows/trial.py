@@ -59,7 +59,7 @@ def _say(msg):
     print(f"airlab trial: {msg}", file=sys.stderr, flush=True)
 
 
-def check_inputs(profile, setup, out, engine_opts):
+def check_inputs(profile, setup, out, engine_opts, load_count=None):
     """Everything that can be refused before anything starts. Returns (profile, setup)."""
     for opt in engine_opts:
         if opt.split("=")[0] in RUNNER_OWNED:
@@ -76,7 +76,7 @@ def check_inputs(profile, setup, out, engine_opts):
     if why:
         raise UsageProblem(f"--out {out}: cannot write in {out.parent}: {why}")
     try:
-        prof = resolve_profile(profile)
+        prof = resolve_profile(profile, load_count=load_count)
     except ProfileError as e:
         raise UsageProblem(e.errors[0])
     try:
@@ -172,8 +172,9 @@ def _read_timeline(path):
 
 
 def run_trial(profile, setup, out, engine_opts, rep=0, timeout=600.0, labels=None,
-              allow_unavailable=False):
-    """Run one trial and write its JSON to `out`. Returns the trial dict.
+              allow_unavailable=False, load_count=None):
+    """Run one trial and write its JSON to `out`. Returns the trial dict. With load_count,
+    the profile's one process runs that many times (recorded as profile NAME-xN).
 
     SIGINT/SIGTERM are caught from the first moment (even while the inputs are checked) and
     turned into TrialInterrupted once every `finally` below has removed what was started."""
@@ -188,7 +189,8 @@ def run_trial(profile, setup, out, engine_opts, rep=0, timeout=600.0, labels=Non
     os.environ[leftovers.KEY] = str(os.getpid())
     done = False
     try:
-        record = _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_unavailable)
+        record = _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_unavailable,
+                            load_count)
         done = True
         return record
     except Interrupted as e:
@@ -209,8 +211,8 @@ def run_trial(profile, setup, out, engine_opts, rep=0, timeout=600.0, labels=Non
             os.environ[leftovers.KEY] = old_env
 
 
-def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_unavailable):
-    prof, st = check_inputs(profile, setup, out, engine_opts)
+def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_unavailable, load_count=None):
+    prof, st = check_inputs(profile, setup, out, engine_opts, load_count)
     for item in leftovers.sweep():
         _say(f"removed what a killed runner left: {item}")
     started_unix = time.time()
@@ -238,7 +240,7 @@ def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_una
     try:
         with tempfile.TemporaryDirectory(prefix=f"{leftovers.WORKDIR_PREFIX}{os.getpid()}-") as wd:
             wd = Path(wd)
-            with st.applied(wd) as applied:
+            with st.applied(wd, prof) as applied:
                 eng_json, eng_tl, perf_out = wd / "engine.json", wd / "timeline.csv", wd / "perf.csv"
                 bare = [str(AIRPDES), *engine_opts, "--quiet", "--json", str(eng_json), "--timeline", str(eng_tl)]
                 argv, perf_missing = perf.wrap(bare, perf_out)

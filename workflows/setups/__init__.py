@@ -19,7 +19,7 @@ import yaml
 
 from loads.launcher import ProcessHooks
 from workflows.paths import SCHEMAS, SETUPS
-from workflows.setups import cgroups
+from workflows.setups import cgroups, slurm
 
 KINDS = ("cfs", "idle", "nice", "cpuset", "quota", "weight", "gang")
 
@@ -65,11 +65,13 @@ class Setup:
         """(True, None) or (False, reason) for this machine, without changing anything."""
         return kind_module(self.kind).availability(self.spec)
 
-    def applied(self, workdir):
+    def applied(self, workdir, profile=None):
+        """The setup in force for one trial of `profile` (the resolved profile: gang sizes
+        its SLURM partition to the trial's jobs)."""
         ok, reason = self.availability()
         if not ok:
             raise SetupError(f"setup {self.name} ({self.kind}) cannot be applied here: {reason}")
-        return AppliedSetup(self, Path(workdir))
+        return AppliedSetup(self, Path(workdir), profile)
 
 
 class AppliedSetup:
@@ -78,9 +80,10 @@ class AppliedSetup:
     leaving the block removes."""
     hooks = ProcessHooks
 
-    def __init__(self, setup, workdir):
+    def __init__(self, setup, workdir, profile=None):
         self.setup = setup
         self.workdir = workdir
+        self.profile = profile
         self.engine_hooks = ProcessHooks()
         self.load_hooks = ProcessHooks()
         self.applied = {}
@@ -90,7 +93,7 @@ class AppliedSetup:
     def __enter__(self):
         try:
             kind_module(self.setup.kind).apply(self, self.setup.spec)
-        except cgroups.CgroupError as e:
+        except (cgroups.CgroupError, slurm.GangError) as e:
             self.__exit__(None, None, None)
             raise SetupError(f"setup {self.setup.name}: {e}") from None
         except BaseException:
@@ -98,10 +101,16 @@ class AppliedSetup:
             raise
         return self
 
-    def make_cgroups(self):
-        """The trial's own cgroups (one per role); the engine and the loads join theirs."""
-        self.cg = cgroups.LabCgroups()
-        self.applied = {"cgroup": self.cg.version, "groups": self.cg.paths()}
+    def load_jobs(self):
+        """How many load processes the trial's profile starts (each one a job under gang)."""
+        return sum(1 for p in (self.profile or {}).get("processes", []) if p.get("available", True))
+
+    def make_cgroups(self, controllers):
+        """The trial's own cgroups (one per role) with only the controllers the setup needs;
+        the engine and the loads join theirs."""
+        self.cg = cgroups.LabCgroups(controllers=controllers)
+        self.applied = {"cgroup": self.cg.version, "controllers": list(self.cg.controllers),
+                        "groups": self.cg.paths()}
         self.engine_hooks = ProcessHooks(preexec=self.cg.join_preexec("engine"))
         self.load_hooks = ProcessHooks(preexec=self.cg.join_preexec("loads"))
         return self.cg

@@ -3,9 +3,11 @@
 A LabCgroups object creates one uniquely named parent group (airlab-<pid>-<random>) with
 one child per role ("engine", "loads"), applies CPU sets, bandwidth limits and weights,
 lets a child process join a role before exec (`join_preexec`), and on `remove()` kills
-whatever is still inside and deletes every directory it made. Nothing else is touched,
-except that on v2 the cpu and cpuset controllers are enabled in the mount's top
-cgroup.subtree_control if they were not (left on: other groups may rely on them by then)."""
+whatever is still inside and deletes every directory it made. A setup asks only for the
+controllers it needs (cpuset: cpuset; quota, weight: cpu), so a machine without one is not
+refused the setups that do without it. Nothing else is touched, except that on v2 the
+requested controllers are enabled in the mount's top cgroup.subtree_control if they were
+not (left on: other groups may rely on them by then)."""
 import os
 import signal
 import time
@@ -13,7 +15,7 @@ import uuid
 from pathlib import Path
 
 ROOT = Path("/sys/fs/cgroup")
-V1_CONTROLLERS = ("cpu", "cpuset")
+CONTROLLERS = ("cpu", "cpuset")  # all the lab uses; each setup asks for its own
 
 
 class CgroupError(Exception):
@@ -30,33 +32,36 @@ def cgroup2_mounts():
         return [ROOT] if (ROOT / "cgroup.controllers").exists() else []
 
 
-def v2_root():
-    """(cgroup2 mount with the cpu and cpuset controllers, None) or (None, why not)."""
+def v2_root(controllers=CONTROLLERS, mounts=None):
+    """(cgroup2 mount with these controllers, None) or (None, why not). `mounts` defaults
+    to the machine's (a test can pass a folder laid out like one)."""
     why = None
-    for mnt in cgroup2_mounts():
+    for mnt in cgroup2_mounts() if mounts is None else mounts:
         try:
-            ctrl = (mnt / "cgroup.controllers").read_text().split()
+            ctrl = (Path(mnt) / "cgroup.controllers").read_text().split()
         except OSError:
             continue
-        missing = [c for c in V1_CONTROLLERS if c not in ctrl]
+        missing = [c for c in controllers if c not in ctrl]
         if not missing:
-            return mnt, None
+            return Path(mnt), None
         why = f"cgroup v2 at {mnt} without the {', '.join(missing)} controller(s)"
     return None, why
 
 
-def detect():
-    """("v2", None) | ("v1", None) | (None, reason): which cgroup interface can limit CPUs.
-    v2 wins wherever a cgroup2 mount holds cpu and cpuset, hybrid machines included: a
-    controller lives in one hierarchy only, so v1 is used only where v2 lacks it."""
-    root, why_not_v2 = v2_root()
+def detect(controllers=CONTROLLERS, mounts=None, v1_root=ROOT):
+    """("v2", None) | ("v1", None) | (None, reason): which cgroup interface holds these
+    controllers. v2 wins wherever a cgroup2 mount holds them all, hybrid machines included:
+    a controller lives in one hierarchy only, so v1 is used only where v2 lacks it."""
+    root, why_not_v2 = v2_root(controllers, mounts)
     if root:
         return ("v2", None) if os.access(root, os.W_OK) else (None, f"{root} is not writable (run as root)")
-    missing = [c for c in V1_CONTROLLERS if not (ROOT / c / "tasks").exists()]
+    v1_root = Path(v1_root)
+    missing = [c for c in controllers if not (v1_root / c / "tasks").exists()]
     if missing:
-        return None, (why_not_v2 or "no cgroup v2") + f" and no v1 {', '.join(missing)} hierarchy under {ROOT}"
-    if not os.access(ROOT / "cpu", os.W_OK):
-        return None, f"{ROOT / 'cpu'} is not writable (run as root)"
+        return None, (why_not_v2 or "no cgroup v2") + f" and no v1 {', '.join(missing)} hierarchy under {v1_root}"
+    for c in controllers:
+        if not os.access(v1_root / c, os.W_OK):
+            return None, f"{v1_root / c} is not writable (run as root)"
     return "v1", None
 
 
@@ -73,12 +78,13 @@ def _read(path):
 
 
 class LabCgroups:
-    def __init__(self, roles=("engine", "loads")):
-        self.version, reason = detect()
+    def __init__(self, roles=("engine", "loads"), controllers=CONTROLLERS):
+        self.controllers = tuple(controllers)
+        self.version, reason = detect(self.controllers)
         if not self.version:
             raise CgroupError(reason)
         self.name = f"airlab-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        self.v2 = v2_root()[0] if self.version == "v2" else None
+        self.v2 = v2_root(self.controllers)[0] if self.version == "v2" else None
         self.roles = roles
         self.made = []  # directories to remove, children first at removal
         if self.version == "v2":
@@ -90,19 +96,19 @@ class LabCgroups:
     def _make_v2(self):
         subtree = self.v2 / "cgroup.subtree_control"
         enabled = subtree.read_text().split()
-        for c in V1_CONTROLLERS:
+        for c in self.controllers:
             if c not in enabled:
                 _write(subtree, f"+{c}")
         parent = self.v2 / self.name
         parent.mkdir()
         self.made.append(parent)
-        _write(parent / "cgroup.subtree_control", " ".join(f"+{c}" for c in V1_CONTROLLERS))
+        _write(parent / "cgroup.subtree_control", " ".join(f"+{c}" for c in self.controllers))
         for role in self.roles:
             (parent / role).mkdir()
             self.made.append(parent / role)
 
     def _make_v1(self):
-        for c in V1_CONTROLLERS:
+        for c in self.controllers:
             parent = ROOT / c / self.name
             parent.mkdir()
             self.made.append(parent)
@@ -119,9 +125,11 @@ class LabCgroups:
     def _dirs(self, role):
         if self.version == "v2":
             return [self.v2 / self.name / role]
-        return [ROOT / c / self.name / role for c in V1_CONTROLLERS]
+        return [ROOT / c / self.name / role for c in self.controllers]
 
     def _dir(self, role, controller):
+        if controller not in self.controllers:  # a setup asked for too few: say so, not ENOENT
+            raise CgroupError(f"the lab's cgroups were made without the {controller} controller")
         return self.v2 / self.name / role if self.version == "v2" else ROOT / controller / self.name / role
 
     # --- settings
@@ -207,7 +215,7 @@ class LabCgroups:
 def leftover_lab_groups():
     """Lab cgroups that exist now (for tests and `airlab doctor`)."""
     found = []
-    for base in [*cgroup2_mounts(), *(ROOT / c for c in V1_CONTROLLERS)]:
+    for base in [*cgroup2_mounts(), *(ROOT / c for c in CONTROLLERS)]:
         if base.is_dir():
             found += [str(p) for p in base.glob("airlab-*") if p.is_dir()]
     return found

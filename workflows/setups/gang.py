@@ -8,8 +8,10 @@ def availability(spec):
 
 
 def apply(s, spec):
-    s.gang = slurm.GangCluster(s.workdir, spec.get("time_slice_s", 5))
+    # One job for the engine and one per load process: all must fit the partition at once,
+    # or the loads beyond it stay pending instead of taking turns.
+    s.gang = slurm.GangCluster(s.workdir, spec.get("time_slice_s", 5), jobs=1 + s.load_jobs())
     s.gang.start()
     s.engine_hooks = s.hooks(wrap_argv=lambda argv, load=None: s.gang.wrap(argv, "engine"))
-    s.load_hooks = s.hooks(wrap_argv=lambda argv, load: s.gang.wrap(argv, "load"))
+    s.load_hooks = s.hooks(wrap_argv=lambda argv, load: s.gang.wrap(argv, f"load-{load['name']}"))
     s.applied = s.gang.describe()

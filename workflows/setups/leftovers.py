@@ -63,21 +63,28 @@ def stale_workdirs():
     return out
 
 
-def sweep():
-    """Kill stale processes, remove stale cgroups; returns what was removed (descriptions)."""
+def _kill_until_gone(find):
+    """SIGKILL every (pid, note) find() returns, a few rounds: a killed slurmd may have had
+    children that only show up (orphaned) after it is gone. Returns what was killed."""
     removed = []
-    for _ in range(3):  # a killed slurmd may have had children that now show up orphaned
-        procs = stale_processes()
+    for _ in range(3):
+        procs = find()
         if not procs:
             break
-        for pid, owner in procs:
+        for pid, note in procs:
             try:
                 name = Path(f"/proc/{pid}/comm").read_text().strip()
                 os.kill(pid, signal.SIGKILL)
-                removed.append(f"process {pid} ({name}) of dead runner {owner}")
+                removed.append(f"process {pid} ({name}){note}")
             except OSError:
                 pass
         time.sleep(0.2)
+    return removed
+
+
+def sweep():
+    """Kill stale processes, remove stale cgroups; returns what was removed (descriptions)."""
+    removed = _kill_until_gone(lambda: [(pid, f" of dead runner {owner}") for pid, owner in stale_processes()])
     for g in stale_cgroups():
         _remove_group(g)
         removed.append(f"cgroup {g}")
@@ -91,19 +98,7 @@ def sweep_runner(runner):
     """Everything of the runner with this PID that still exists: its last line of defence
     when a trial ends any other way than success. A signal's exception can land anywhere,
     inside Popen (a child nobody holds) or a clean-up (groups not yet removed)."""
-    removed = []
-    for _ in range(3):
-        procs = [p for p in proctags.find(KEY, str(runner)) if p != os.getpid()]
-        if not procs:
-            break
-        for pid in procs:
-            try:
-                name = Path(f"/proc/{pid}/comm").read_text().strip()
-                os.kill(pid, signal.SIGKILL)
-                removed.append(f"process {pid} ({name})")
-            except OSError:
-                pass
-        time.sleep(0.2)
+    removed = _kill_until_gone(lambda: [(pid, "") for pid in proctags.find(KEY, str(runner)) if pid != os.getpid()])
     for g in cgroups.leftover_lab_groups():
         if Path(g).name.startswith(f"airlab-{runner}-"):
             _remove_group(g)

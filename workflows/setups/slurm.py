@@ -1,11 +1,24 @@
 """A private, single-node SLURM for the `gang` setup (paper section 8.7).
 
 GangCluster writes a slurm.conf of its own (PreemptMode=GANG, a partition with
-OverSubscribe=FORCE:2 and SchedulerTimeSlice), starts its own munged, slurmctld and slurmd
-on private ports and sockets in the trial's work folder, runs the engine and each load as
-separate batch jobs (each asking for every CPU, so they cannot run at the same time and SLURM
-time-slices them), and on stop() cancels every job and stops the daemons it started.
-The machine's own SLURM, if any, is never touched."""
+OverSubscribe=FORCE:<jobs> and SchedulerTimeSlice), starts its own munged, slurmctld and
+slurmd on private ports and sockets in the trial's work folder, runs the engine and each load
+as separate batch jobs (each asking for every CPU, so they cannot run at the same time and
+SLURM time-slices them), and on stop() cancels every job and stops the daemons it started.
+The machine's own SLURM, if any, is never touched.
+
+The partition admits `jobs` jobs per CPU (the engine plus every load process of the trial):
+with fewer, the extra loads would wait pending for the whole run instead of taking turns.
+
+Why the trial's temporary work folder and not results/: munged's socket and the per-step
+sockets slurmstepd makes in SlurmdSpoolDir (<spool>/<node>_<job>.<step>, the step number up
+to 10 digits) are UNIX sockets, whose path may not exceed 107 bytes (sun_path). Under
+results/.slurm/<pid>/ that leaves about 50 bytes for the results folder's own path, which
+a checkout in a deep home folder or AIRLAB_RESULTS on a cluster easily exceeds (munged
+refuses to start, or jobs fail at their first step); $TMPDIR is short. And results/ may be on a
+filesystem shared between nodes, where the clean-up of a killed runner, which judges by a PID
+on this host, could delete a live runner's daemons' state on another node (and where root, whom
+a private slurmd needs, is often squashed)."""
 import os
 import random
 import shutil
@@ -50,9 +63,10 @@ class GangError(Exception):
 
 
 class GangCluster:
-    def __init__(self, workdir, time_slice_s=5):
+    def __init__(self, workdir, time_slice_s=5, jobs=2):
         self.dir = Path(workdir) / "slurm"
         self.time_slice_s = int(time_slice_s)
+        self.jobs_per_cpu = max(2, int(jobs))  # engine + loads (2 for a lone engine, as before)
         self.node = "airlab-node"
         self.procs = {}
         self.env = None
@@ -96,11 +110,17 @@ SlurmdTimeout=30
 InactiveLimit=0
 KillWait=2
 NodeName={self.node} NodeHostname={socket.gethostname()} NodeAddr=127.0.0.1 CPUs={self.cores} State=UNKNOWN
-PartitionName=gang Nodes={self.node} Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:2
+PartitionName=gang Nodes={self.node} Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:{self.jobs_per_cpu}
 """
 
     def start(self):
         d = self.dir
+        # A step socket path past sun_path's 107 bytes fails only when a job starts, deep in
+        # slurmd's log: refuse up front, with the reason (see the module's docstring).
+        longest = str(d / "spool" / f"{self.node}_{2**32 - 1}.{2**32 - 1}")
+        if len(longest.encode()) > 107:
+            raise GangError(f"the work folder's path is too long for SLURM's UNIX sockets ({longest} "
+                            f"exceeds 107 bytes): set TMPDIR to a shorter folder")
         for sub in ("state", "spool"):
             (d / sub).mkdir(parents=True, exist_ok=True)
         (d / "slurm.conf").write_text(self._conf())
@@ -149,7 +169,9 @@ PartitionName=gang Nodes={self.node} Default=YES MaxTime=INFINITE State=UP OverS
 
     def wrap(self, argv, role):
         """argv as a separate SLURM batch job that asks for every CPU, so jobs take turns
-        (workflows/setups/slurm_job.py waits for it and relays its output and exit code)."""
+        (workflows/setups/slurm_job.py waits for it and relays its output and exit code).
+        role is "engine" or a load's name: each job's own name, so the sampled job states
+        show every load's turns."""
         return [sys.executable, "-m", "workflows.setups.slurm_job", "--conf", str(self.dir / "slurm.conf"),
                 "--name", f"airlab-{role}", "--cpus", str(self.cores), "--", *argv]
 
@@ -189,7 +211,7 @@ PartitionName=gang Nodes={self.node} Default=YES MaxTime=INFINITE State=UP OverS
 
     def describe(self):
         return {"slurm_conf": str(self.dir / "slurm.conf"), "time_slice_s": self.time_slice_s,
-                "preempt_mode": "GANG", "oversubscribe": "FORCE:2", "cpus_per_job": self.cores}
+                "preempt_mode": "GANG", "oversubscribe": f"FORCE:{self.jobs_per_cpu}", "cpus_per_job": self.cores}
 
     def stop(self):
         """Cancel every job, stop the daemons, return the jobs that were still there."""

@@ -6,17 +6,21 @@ Why a batch job and not `srun`: under gang scheduling a new job is often suspend
 moment it is allocated, and srun then fails to create its job step ("Job/step already
 completing"); a batch job's program is launched by SLURM itself and simply waits.
 
-    python -m workflows.setups.slurm_job --conf SLURM_CONF --name airlab-load --cpus 2 -- argv...
+    python -m workflows.setups.slurm_job --conf SLURM_CONF --name airlab-load-cpu.0 --cpus 2 -- argv...
 """
 import argparse
 import os
 import re
 import shlex
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
+
+from loads import proctags
 
 FINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY",
          "BOOT_FAIL", "DEADLINE"}
@@ -31,6 +35,36 @@ def job_state(jobid, env):
             (int(code.group(1)) if int(code.group(2)) == 0 else 128 + int(code.group(2))) if code else None)
 
 
+def job_processes(jobid, conf):
+    """The job's program and its children: the cluster is private and single-node, so they
+    run here and carry the job's id and our slurm.conf in their environment (slurmstepd,
+    which may too, is SLURM's own and left alone)."""
+    pids = set(proctags.find("SLURM_JOB_ID", jobid)) & set(proctags.find("SLURM_CONF", conf))
+    out = []
+    for pid in pids - {os.getpid()}:
+        try:
+            if Path(f"/proc/{pid}/comm").read_text().strip() != "slurmstepd":
+                out.append(pid)
+        except OSError:
+            pass
+    return out
+
+
+def _append_target(fd):
+    """The path of the regular file fd writes to, reopened in append mode (so our own lines
+    and the job's never overwrite each other), or None for a pipe or terminal."""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        path = os.readlink(f"/proc/self/fd/{fd}")
+        appended = os.open(path, os.O_WRONLY | os.O_APPEND)
+    except OSError:
+        return None
+    os.dup2(appended, fd)
+    os.close(appended)
+    return path
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--conf", required=True)
@@ -43,11 +77,17 @@ def main():
     # the sweep if the runner is killed), never a stray folder in /tmp per job.
     work = tempfile.mkdtemp(prefix="job-", dir=os.path.dirname(os.path.abspath(a.conf)))
     script, out, err = (os.path.join(work, n) for n in ("job.sh", "stdout", "stderr"))
+    # Where our own output already goes to a file (a load's stdout/stderr in the launcher's
+    # folder), the job appends to that file itself: what the program prints as it stops (a
+    # load's figures) is there even if we are killed before the job's end reaches SLURM.
+    direct = {fd: _append_target(fd) for fd in (1, 2)}
+    out, err = direct[1] or out, direct[2] or err
     with open(script, "w") as f:  # argv quoted item by item: no shell string from config
         f.write("#!/bin/sh\nexec " + shlex.join(a.argv) + "\n")
     os.chmod(script, 0o755)
     sub = subprocess.run(["sbatch", "--parsable", f"--job-name={a.name}", "-N1", "-n1", f"-c{a.cpus}",
                           "--oversubscribe", f"--chdir={os.getcwd()}", f"--output={out}", f"--error={err}",
+                          "--open-mode=append",
                           "--export=ALL", script], capture_output=True, text=True, env=env, timeout=60)
     if sub.returncode != 0:
         print(f"slurm_job: sbatch failed: {sub.stderr.strip()}", file=sys.stderr)
@@ -56,10 +96,23 @@ def main():
     stopping = []
 
     def forward(signum, frame):
-        if not stopping:
-            stopping.append(signum)
-            subprocess.run(["scancel", f"--signal={signal.Signals(signum).name[3:]}", "--full", jobid],
-                           env=env, capture_output=True, timeout=30)
+        if stopping:
+            return
+        stopping.append(signum)
+        # Signal and wake the job's program ourselves first: SLURM holds a signal for a job
+        # gang has suspended until its next turn, which never comes while the other jobs
+        # keep the CPUs (the trial stops its loads one after another), and `scancel` for a
+        # suspended job can itself take longer than the launcher's grace. The measurement is
+        # over, so the job may run outside its turn; it stops at once (a load prints its
+        # figures on SIGTERM). scancel then covers what we cannot see (a remote node).
+        for pid in job_processes(jobid, a.conf):
+            for sig in (signum, signal.SIGCONT):
+                try:
+                    os.kill(pid, sig)
+                except OSError:  # ended meanwhile
+                    pass
+        subprocess.Popen(["scancel", f"--signal={signal.Signals(signum).name[3:]}", "--full", jobid],
+                         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     signal.signal(signal.SIGTERM, forward)
     signal.signal(signal.SIGINT, forward)
     code, deadline, unknown_since = None, None, None
@@ -87,6 +140,8 @@ def main():
             deadline = time.monotonic() + 30
         time.sleep(0.1)
     for path, stream in ((out, sys.stdout), (err, sys.stderr)):
+        if path in direct.values():  # the job wrote there itself
+            continue
         try:
             with open(path) as f:
                 stream.write(f.read())

@@ -17,10 +17,31 @@ import sys
 
 from snakemake.utils import min_version, validate
 
-from workflows.experiments import ExperimentError, all_trials, estimate_minutes
+from workflows.experiments import ExperimentError, all_trials, estimate_minutes, profile_label, runner_args
 
 min_version("9.0")
 report: "workflows/report/workflow.rst"   # `snakemake --report results/snakemake-report.html`
+
+
+def snakemake_report_path(argv):
+    """The file `--report` writes Snakemake's report to ('report.html' when not named)."""
+    for i, arg in enumerate(argv):
+        if arg.startswith("--report="):
+            return arg.split("=", 1)[1]
+        if arg == "--report":
+            nxt = argv[i + 1] if i + 1 < len(argv) else ""
+            return nxt if nxt and not nxt.startswith("-") else "report.html"
+    return None
+
+
+# The issue's `snakemake --report results/report.html` writes Snakemake's report over the
+# copy of the lab's report that reproduce_figures leaves there. Nothing is lost (the lab's
+# page stays at results/<scale>/report.html and is inside Snakemake's report), but say so.
+_sm_report = snakemake_report_path(sys.argv)
+if _sm_report and os.path.abspath(_sm_report) == os.path.abspath("results/report.html"):
+    print("airlab: results/report.html becomes Snakemake's report (the same figures and captions); "
+          "the lab's own report stays at results/<scale>/report.html and is in it under 'airlab report'. "
+          "To keep both at the top: --report results/snakemake-report.html", file=sys.stderr)
 
 # Paths relative to the Snakefile, so `snakemake -d SOMEWHERE` (tests, a cluster's scratch
 # directory) writes results there and still finds the lab's configuration.
@@ -49,8 +70,9 @@ TRIALS = {(s, e, t["id"]): t for s, exps in PLAN.items() for e, (_, ts) in exps.
 
 def write_spec(path, text):
     """Write a trial's spec only when it changed: its mtime then tells Snakemake that the
-    trial's engine options, profile or setup were edited (Snakemake 9 lists changed params
-    with --list-changes but does not rerun such jobs), and exactly those trials rerun."""
+    trial's engine options, profile, load count or setup were edited (Snakemake 9 lists
+    changed params with --list-changes but does not rerun such jobs), and exactly those
+    trials rerun."""
     try:
         if open(path).read() == text:
             return
@@ -63,8 +85,7 @@ def write_spec(path, text):
 
 
 for (s, e, tid), t in TRIALS.items():
-    write_spec(f"results/{s}/specs/{e}/{tid}.args", shlex.join(
-        ["--profile", t["profile"], "--setup", t["setup"], "--rep", str(t["rep"]), "--", *t["argv"]]) + "\n")
+    write_spec(f"results/{s}/specs/{e}/{tid}.args", shlex.join([*runner_args(t), "--", *t["argv"]]) + "\n")
 
 
 def target_name(exp):

@@ -14,7 +14,13 @@ PROFILES_HELP = """\
 Interference profiles are YAML files in configs/profiles/ (guide: docs/profiles.md).
 
   airlab profiles                 list every profile and whether it can run on this machine
+                                  (for PARSEC profiles: real PARSEC here, or which stand-in)
   airlab profiles check FILE...   validate profile files; prints every problem, exit 2 if any
+
+exit status:
+  0    every profile listed (or checked) is valid; a valid profile may still be unavailable
+       on this machine (the listing says why)
+  2    one or more is invalid: each is still listed, marked INVALID, with its errors
 """
 
 LOAD_HELP = """\
@@ -23,6 +29,15 @@ profile before an experiment uses it. Offsets (start_s, stop_s) count from the s
 
 example: airlab load onoff-ctp1000 --duration 3
          airlab load configs/profiles/my-profile.yaml --duration 5 --json out.json
+
+exit status:
+  0    every load of the profile can run here and ran (a load that failed shows its exit code)
+  2    bad input: no such profile, an invalid profile, a bad --duration
+  3    this machine cannot run the profile, as in `airlab trial`: a load it lacks (a program,
+       PARSEC without a stand-in, a CPU). Nothing available: nothing runs. Partly
+       available: the loads that can run do, and every one that cannot is named; still 3,
+       because a trial with this profile would be unavailable here
+  130  interrupted by SIGINT or SIGTERM (the loads are stopped, their figures printed)
 """
 
 
@@ -39,6 +54,10 @@ def register(sub):
     p.add_argument("--duration", type=float, default=3.0, help="seconds to run [3]")
     p.add_argument("--json", metavar="FILE", help="also write the load records as JSON to FILE")
     p.set_defaults(func=load_cmd)
+
+
+# As in `airlab trial`: the machine cannot run it (a missing program, PARSEC, a CPU).
+UNAVAILABLE = 3
 
 
 class _Raw(__import__("argparse").RawDescriptionHelpFormatter):
@@ -63,21 +82,45 @@ def profiles_cmd(args):
         raise UsageError("'airlab profiles list' takes no files (did you mean 'check'?)")
     names = list_profiles()
     width = max(map(len, names), default=10)
+    pad = f"{'':<{width}}  {'':<11}  "
+    invalid = []
     for name in names:
         try:
             r = resolve_profile(name)
         except ProfileError as e:
-            print(f"{name:<{width}}  INVALID      {e.errors[0]}")
+            invalid.append(name)
+            errors = [_without_file(err, name) for err in e.errors]
+            print(f"{name:<{width}}  {'INVALID':<11}  {errors[0]}")
+            for err in errors[1:]:
+                print(f"{pad}{err}")
             continue
         state = "available" if r["available"] else "unavailable"
         tag = " [stand-in]" if r["stand_in"] else ""
-        print(f"{name:<{width}}  {state:<11}  {r['description'].strip()[:90]}{tag}")
+        print(f"{name:<{width}}  {state:<11}  {_short(r['description'])}{tag}")
         for reason in r["reasons"]:
-            print(f"{'':<{width}}  {'':<11}  why: {reason}")
+            print(f"{pad}why: {reason}")
+        # Which program a PARSEC profile really runs depends on this machine, not on its text.
+        if any(p["kind"] == "parsec" or p["stand_in"] for p in r["processes"]):
+            for runs in dict.fromkeys(p["runs"] for p in r["processes"]):
+                print(f"{pad}runs: {runs}")
         replaced = sorted({p["replaces_unavailable"] for p in r["processes"] if p.get("replaces_unavailable")})
         for reason in replaced:
-            print(f"{'':<{width}}  {'':<11}  stand-in because: {reason}")
-    return 0
+            print(f"{pad}stand-in because: {reason}")
+    if invalid:
+        print(f"airlab profiles: {len(invalid)} invalid profile(s): {', '.join(invalid)}", file=sys.stderr)
+    return 2 if invalid else 0
+
+
+def _short(text, width=90):
+    """The description on one listing line, cut at a word."""
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width].rsplit(" ", 1)[0] + " ..."
+
+
+def _without_file(error, name):
+    """'configs/profiles/NAME.yaml: field: problem' -> 'field: problem' (the name is shown)."""
+    head, sep, rest = error.partition(": ")
+    return rest if sep and head.endswith(f"{name}.yaml") else error
 
 
 def load_cmd(args):
@@ -87,17 +130,23 @@ def load_cmd(args):
         profile = resolve_profile(args.profile)
     except ProfileError as e:
         raise UsageError(e.errors[0] + (f" (and {len(e.errors) - 1} more)" if len(e.errors) > 1 else ""))
-    if not profile["available"]:
-        for reason in profile["reasons"]:
-            print(f"unavailable: {reason}", file=sys.stderr)
+    missing = [p["name"] for p in profile["processes"] if not p["available"]]
+    for reason in profile["reasons"]:
+        print(f"unavailable: {reason}", file=sys.stderr)
+    if missing and len(missing) == len(profile["processes"]):
+        print(f"airlab load: {profile['name']}: none of its loads can run on this machine", file=sys.stderr)
+        if args.json:  # the records still say, load by load, why not
+            _write_json(args.json, {"profile": profile, "loads": LoadSet(profile).stop()})
+        return UNAVAILABLE
     # SIGTERM ends the run like Ctrl-C: the launcher stops every load before we exit.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     interrupted = False
     with tempfile.TemporaryDirectory(prefix="airlab-load-") as work:
         with LoadSet(profile, workdir=work) as loads:
             loads.start()
-            print(f"airlab load: {profile['name']}: {len(profile['processes'])} process(es) for "
-                  f"{args.duration:g} s", file=sys.stderr)
+            running = len(profile["processes"]) - len(missing)
+            print(f"airlab load: {profile['name']}: {running} process(es) for {args.duration:g} s"
+                  + (f" ({len(missing)} more cannot run here)" if missing else ""), file=sys.stderr)
             try:
                 time.sleep(args.duration)
             except KeyboardInterrupt:  # ended early: still show what the loads did so far
@@ -119,7 +168,13 @@ def load_cmd(args):
         print(f"{r['name']:<24} {r['kind']:<9} {times:<14} {thr}{extra}{stand}{why}")
     if args.json:
         _write_json(args.json, {"profile": profile, "loads": records})
-    return 130 if interrupted else 0
+    if interrupted:
+        return 130
+    if missing:  # ran what it could, but the profile as a whole cannot be used here
+        print(f"airlab load: {profile['name']}: {len(missing)} of {len(records)} load(s) cannot run here "
+              f"({', '.join(missing)}), so a trial with this profile would be unavailable", file=sys.stderr)
+        return UNAVAILABLE
+    return 0
 
 
 def _write_json(path, data):

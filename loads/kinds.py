@@ -16,10 +16,40 @@ PARSEC_HELP = ("PARSEC 3.0 is not installed: download parsec-3.0 from https://pa
 def parsecmgmt(configured=None):
     """parsecmgmt from the profile's parsec_home, $PARSEC_HOME/bin, or PATH (in that order);
     None when PARSEC is not installed."""
-    for home in (configured, os.environ.get("PARSEC_HOME")):
+    return parsec_origin(configured)[0]
+
+
+def parsec_origin(configured=None):
+    """(parsecmgmt, where it was found, e.g. 'PARSEC_HOME=/opt/parsec-3.0'), or (None, None)."""
+    for field, home in (("parsec_home", configured), ("PARSEC_HOME", os.environ.get("PARSEC_HOME"))):
         if home and os.access(Path(home).expanduser() / "bin" / "parsecmgmt", os.X_OK):
-            return str(Path(home).expanduser() / "bin" / "parsecmgmt")
-    return shutil.which("parsecmgmt")
+            return str(Path(home).expanduser() / "bin" / "parsecmgmt"), f"{field}={home}"
+    found = shutil.which("parsecmgmt")
+    return (found, f"parsecmgmt on PATH: {found}") if found else (None, None)
+
+
+def describe(proc):
+    """What one resolved process runs, in a few words for listings: 'real PARSEC (...)' or
+    'stand-in: ...' for the PARSEC profiles, so a user sees which one this machine runs."""
+    kind, threads = proc["kind"], proc["threads"]
+    if kind == "parsec":
+        _, origin = parsec_origin(proc.get("parsec_home"))
+        what = (f"real PARSEC ({origin}): {proc['benchmark']} -i {proc.get('input', 'simmedium')} -n {threads}"
+                if origin else f"PARSEC {proc['benchmark']} (not installed)")
+    elif kind in ("cpu", "onoff"):
+        what = f"airload {kind}" + (f" --ctp-us {proc['ctp_us']}" if kind == "onoff" else "") + f", {threads} thread(s)"
+    elif kind == "stress-ng":
+        what = " ".join(["stress-ng", f"--{proc['stressor']}", str(threads), *proc.get("args", [])])
+    elif kind == "x264":
+        what = f"the x264 encoder on a generated {int(proc.get('frames', 60))}-frame 640x360 video, {threads} thread(s)"
+    elif kind == "vips":
+        px = int(proc.get("image_px", 2600))
+        what = f"vips sharpen on a generated {px}x{px} image, {threads} thread(s)"
+    else:
+        what = " ".join(map(str, proc.get("argv", [kind])))
+    if proc.get("stand_in_for"):
+        return f"stand-in for {proc['stand_in_for']}: {what}"
+    return what
 
 
 def _program(name, package):

@@ -209,8 +209,11 @@ class LoadSet:
         p = ld.popen
         if p is None or ld.stopped is not None:
             return
-        # Before it exits: the CPU time of every process of this load (wrappers, srun jobs).
-        ld.cpu_s = proctags.cpu_seconds(proctags.find("AIRLAB_LOAD_ID", ld.id))
+        # Before it is stopped: the CPU time of every process of this load (wrappers, srun
+        # jobs), with the children each has waited for. find() skips zombies, so the leader
+        # is read by its PID: if it ended on its own it is a zombie that only the poll()
+        # below reaps, and its /proc entry still holds its CPU time.
+        ld.cpu_s = proctags.cpu_seconds({*proctags.find("AIRLAB_LOAD_ID", ld.id), p.pid})
         if p.poll() is None:
             _signal_group(p.pid, signal.SIGTERM)
             try:
@@ -262,7 +265,8 @@ class LoadSet:
 
 def _note_exit(ld):
     """Blocks (no polling) until the load's process ends and notes when. WNOWAIT leaves the
-    reaping to Popen, so the scheduler's poll() and wait() see the exit as usual."""
+    reaping to Popen, so the scheduler's poll() and wait() see the exit as usual (and the
+    zombie keeps its CPU time in /proc until then)."""
     try:
         os.waitid(os.P_PID, ld.popen.pid, os.WEXITED | os.WNOWAIT)
         ld.exited = time.monotonic()

@@ -28,14 +28,18 @@ def find(key, value=None):
 
 
 def cpu_seconds(pids):
-    """utime + stime summed over pids (each with all its threads); gone processes count 0."""
+    """CPU time (user + system) of pids, each with all its threads and the children it has
+    waited for (a stress-ng worker, a finished x264 run): utime + stime + cutime + cstime.
+    Gone processes count 0. A live process's children that still run are not included:
+    give their PIDs too (find() by tag does). Zombies still answer, so a process that ended
+    can be read until it is reaped."""
     tick = os.sysconf("SC_CLK_TCK")
     total = 0.0
     for pid in pids:
         try:
             with open(f"/proc/{pid}/stat") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / tick
+            total += sum(int(v) for v in fields[11:15]) / tick
         except (OSError, IndexError, ValueError):
             pass
     return total

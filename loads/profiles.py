@@ -51,12 +51,28 @@ def resolve_count(value, cores=None):
     return max(1, n)
 
 
+def looks_like_path(name_or_path):
+    """A path to a YAML file rather than the name of a profile in configs/profiles/."""
+    return Path(name_or_path).suffix in (".yaml", ".yml") or os.sep in str(name_or_path)
+
+
 def profile_path(name_or_path):
     """A profile name (configs/profiles/NAME.yaml) or a path to a YAML file."""
-    p = Path(name_or_path)
-    if p.suffix in (".yaml", ".yml") or os.sep in str(name_or_path):
-        return p
+    if looks_like_path(name_or_path):
+        return Path(name_or_path)
     return PROFILES / f"{name_or_path}.yaml"
+
+
+def _missing(name_or_path):
+    """One line for a profile that is not there. A path gets no list of the shipped profiles:
+    the user meant that file, not one of ours."""
+    if looks_like_path(name_or_path):
+        return f"{name_or_path}: no such profile file"
+    import difflib
+    names = list_profiles()
+    close = difflib.get_close_matches(str(name_or_path), names, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return f"no such profile '{name_or_path}'{hint}; profiles: {', '.join(names) or 'none'}"
 
 
 def list_profiles():
@@ -155,8 +171,7 @@ def load_file(path):
     """Parse and validate one profile file; raise ProfileError listing every problem."""
     path = Path(path)
     if not path.is_file():
-        known = ", ".join(list_profiles()) or "none"
-        raise ProfileError([f"{path}: no such profile file (profiles in {PROFILES}: {known})"])
+        raise ProfileError([f"{path}: no such profile file"])
     try:
         with open(path) as f:
             data = yaml.safe_load(f)
@@ -172,15 +187,54 @@ def load_file(path):
     return data
 
 
-def resolve_profile(name_or_path, cores=None):
+def derived_name(name_or_path, count):
+    """The name of a profile whose one process runs `count` times (--load-count): NAME-xCOUNT,
+    e.g. cpu-1-x4 (the shipped onoff-ctp1000-x2 is onoff-ctp1000 run twice, so named)."""
+    return f"{profile_path(name_or_path).stem}-x{count}"
+
+
+def with_load_count(data, path, load_count, cores=None):
+    """(profile data, n): the profile's one process entry (and its fallback) with its count
+    replaced by `load_count` (an integer >= 1, or an expression in cores) resolved to n.
+    Raises ProfileError for a bad count or a profile without exactly one process entry."""
+    if isinstance(load_count, str) and load_count.strip().isdigit():
+        load_count = int(load_count)
+    try:
+        if isinstance(load_count, bool):
+            raise ValueError(f"'{load_count}' is not a count")
+        n = resolve_count(load_count, cores)
+    except ValueError as e:
+        raise ProfileError([f"load count: {e}"])
+    if n < 1:
+        raise ProfileError([f"load count: {load_count} is not >= 1 (for no load use the profile none)"])
+    procs = data["processes"]
+    if len(procs) != 1:
+        raise ProfileError([f"{path}: processes: a load count multiplies a profile's one process entry; "
+                            f"this profile has {len(procs)}"])
+    spec = {**procs[0], "count": n}
+    if "fallback" in spec:
+        spec["fallback"] = {**spec["fallback"], "count": n}
+    return {**data, "processes": [spec]}, n
+
+
+def resolve_profile(name_or_path, cores=None, load_count=None):
     """The profile resolved for this machine: a JSON-able dict with name, path, description,
     available (every process can run here), reasons (why not) and processes, one entry per
     separate process (count expanded), each with its argv-relevant parameters, threads,
-    start_s, stop_s (None = until the engine ends), stand_in, stand_in_for, available and
-    reason. Raises ProfileError for an invalid or missing profile."""
+    start_s, stop_s (None = until the engine ends), stand_in, stand_in_for, available,
+    reason and runs (what runs on this machine, in words). Raises ProfileError for an
+    invalid or missing profile. With load_count (an integer or an expression in cores) the
+    profile's one process runs that many times and the profile is named NAME-xN (cpu-1-x4);
+    the dict's load_count is then N (else None)."""
     path = profile_path(name_or_path)
+    if not path.is_file():
+        raise ProfileError([_missing(name_or_path)])
     data = load_file(path)
     cores = cores or machine_cores()
+    name, n_loads = path.stem, None
+    if load_count is not None:
+        data, n_loads = with_load_count(data, path, load_count, cores)
+        name = derived_name(path, n_loads)
     procs, reasons = [], []
     for i, spec in enumerate(data["processes"]):
         chosen, why_not = spec, None
@@ -210,11 +264,13 @@ def resolve_profile(name_or_path, cores=None):
                 "reason": reason,
             })
             proc.pop("duration_s", None)
+            proc["runs"] = kinds.describe(proc)  # what runs here: real PARSEC or which stand-in
             procs.append(proc)
         if not ok:
             reasons.append(f"processes[{i}] ({base}): {reason}")
     return {
-        "name": path.stem,
+        "name": name,
+        "load_count": n_loads,
         "path": str(path),
         "description": data["description"],
         "paper": data.get("paper"),

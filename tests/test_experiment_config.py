@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from workflows import paths
-from workflows.experiments import (ExperimentError, all_trials, expand, list_experiments,
+from workflows.experiments import (ExperimentError, all_trials, at_scale, expand, list_experiments,
                                    load_config, load_experiment)
 
 GOOD = textwrap.dedent("""\
@@ -137,3 +137,124 @@ def test_docs_example_experiment_validates(tmp_path):
     exp = load_experiment(write(tmp_path, block, "fig08-mine.yaml"))
     trials = expand(exp, "quick", load_config(), cores=2)
     assert {t["engine"]["mode"] for t in trials} == {"fm", "adm", "ladm"}
+
+
+# --- load counts that follow the machine's cores (sweep.load_count) ---
+
+COUNTS = GOOD.replace("sweep: {mode: [fm, ladm], profile: [none, cpu-1]}",
+                      "sweep: {mode: [fm, ladm], profile: [cpu-1], "
+                      "load_count: [0, 1, cores/2, cores, cores+1, 2*cores]}").replace(
+                      "x: mode, series: profile", "x: n_loads, series: mode")
+REPS1 = {"reps": {"smoke": 1, "quick": 1, "paper": 1}}
+
+
+@pytest.mark.parametrize("cores, expected", [
+    (2, [0, 1, 2, 3, 4]),         # cores/2 = 1 and cores = 2 merge with 1 and 2 ... no duplicates
+    (4, [0, 1, 2, 4, 5, 8]),
+    (16, [0, 1, 8, 16, 17, 32]),
+])
+def test_load_counts_follow_the_cores(tmp_path, cores, expected):
+    from workflows.experiments import profile_label, runner_args
+    exp = load_experiment(write(tmp_path, COUNTS))
+    trials = expand(exp, "quick", REPS1, cores=cores)
+    ids = [t["id"] for t in trials]
+    assert len(ids) == len(set(ids))
+    for mode in ("fm", "ladm"):
+        mine = [t for t in trials if t["engine"]["mode"] == mode]
+        assert sorted(t["load_count"] or 0 for t in mine) == expected  # one trial per level
+    for t in trials:
+        n = t["vars"]["load_count"]
+        assert t["id"] == f"mode{t['engine']['mode']}-prof{t['profile'].replace('-', '')}-load{n}-rep0"
+        if n == 0:  # no load: the plain none profile, which is also every trial's baseline
+            assert t["profile"] == "none" and t["load_count"] is None and "--load-count" not in runner_args(t)
+        else:
+            assert t["profile"] == "cpu-1" and t["load_count"] == n
+            assert runner_args(t)[:4] == ["--profile", "cpu-1", "--load-count", str(n)]
+            assert profile_label(t) == f"cpu-1-x{n}"
+    assert not any(t["baseline"] for t in trials)  # load_count 0 is the baseline
+
+
+def test_load_counts_without_zero_get_baselines_and_stable_ids(tmp_path):
+    """Without a 0 level each engine configuration gets a no-load baseline; ids name the
+    resolved count, so the same machine always gets the same ids, whatever order or
+    spelling the levels have."""
+    exp = load_experiment(write(tmp_path, COUNTS.replace("[0, 1, cores/2, cores, cores+1, 2*cores]",
+                                                         "[cores, 1, 2]")))
+    ids = [t["id"] for t in expand(exp, "quick", REPS1, cores=2)]
+    assert ids == ["modefm-profcpu1-load1-rep0", "modefm-profcpu1-load2-rep0",
+                   "modeladm-profcpu1-load1-rep0", "modeladm-profcpu1-load2-rep0",
+                   "base-modefm-profnone-load0-rep0", "base-modeladm-profnone-load0-rep0"]
+
+
+@pytest.mark.parametrize("cores", [2, 4, 16])
+def test_shipped_load_sweeps_scale_with_the_cores(cores):
+    """Fig. 1, 3, 15 and 17 sweep the number of loads relative to the cores; on 2 cores the
+    quick Fig. 1 still covers 0 .. 3 loads and the paper scale 0 .. 4, as the fixed cpu-N
+    profiles did."""
+    cfg = load_config()
+    expected = {  # (experiment, scale): {cores: load counts (0 = the no-load trial or baseline)}
+        ("fig01-fm-slowdown", "quick"): {2: [0, 1, 2, 3], 4: [0, 1, 2, 4, 5], 16: [0, 1, 8, 16, 17]},
+        ("fig01-fm-slowdown", "paper"): {2: [0, 1, 2, 3, 4], 4: [0, 1, 2, 3, 4, 5, 8],
+                                         16: [0, 1, 2, 3, 8, 10, 16, 17, 32]},
+        ("fig01-fm-slowdown", "smoke"): {2: [0, 1], 4: [0, 1], 16: [0, 1]},
+        ("fig03-optimistic-vs-conservative", "quick"): {2: [0, 1, 2], 4: [0, 1, 2, 4], 16: [0, 1, 8, 16]},
+        ("fig15-pcs", "quick"): {2: [0, 1, 2], 4: [0, 1, 2, 4], 16: [0, 1, 8, 16]},
+        ("fig17-onoff-loads", "quick"): {2: [0, 1, 2, 3], 4: [0, 1, 2, 4, 5], 16: [0, 1, 8, 16, 17]},
+    }
+    for (name, scale), by_cores in expected.items():
+        trials = expand(load_experiment(name), scale, cfg, cores=cores)
+        ids = [t["id"] for t in trials]
+        assert len(ids) == len(set(ids)), name
+        assert sorted({t["load_count"] or 0 for t in trials}) == by_cores[cores], (name, scale)
+        reps = at_scale(cfg["reps"], scale)
+        per_config = {}
+        for t in trials:  # one trial per (engine configuration, count, repetition)
+            key = (str(sorted(t["engine"].items())), t["load_count"] or 0)
+            per_config[key] = per_config.get(key, 0) + 1
+        assert set(per_config.values()) == {reps}, name
+
+
+@pytest.mark.parametrize("edit, field, words", [
+    (lambda s: s.replace("cores+1", "cores*2"), "sweep.load_count.4", "'cores*2' is not valid"),
+    (lambda s: s.replace("[0, 1, cores/2", "[-1, 1, cores/2"), "sweep.load_count.0", "-1 is not valid"),
+    (lambda s: s.replace("2*cores]", "half]"), "sweep.load_count.5", "integer >= 0"),
+    (lambda s: s.replace("load_count: [0, 1, cores/2, cores, cores+1, 2*cores]",
+                         "load_count: {smoke: [1], quick: [1, cores]}"), "sweep.load_count", "one list per scale"),
+    (lambda s: s.replace("load_count: [0, 1, cores/2, cores, cores+1, 2*cores]",
+                         "load_count: {smoke: [1], quick: [cores], paper: [cores-]}"),
+     "sweep.load_count.paper.0", "'cores-' is not valid"),
+    (lambda s: s.replace("load_count: [0, 1, cores/2, cores, cores+1, 2*cores]", "load_count: 4"),
+     "sweep.load_count", "a list of load counts"),
+    (lambda s: s.replace("profile: [cpu-1], ", ""), "sweep.load_count", "needs sweep.profile"),
+    (lambda s: s.replace("profile: [cpu-1]", "profile: [none, cpu-1]"), "sweep.profile", "load_count 0"),
+    (lambda s: s.replace("profile: [cpu-1]", "profile: [cpu-timevarying]"), "sweep.profile", "2 process entries"),
+    (lambda s: s.replace("profile: [cpu-1]", "profile: [cpu-one]"), "sweep.profile", "cpu-one"),
+    (lambda s: s.replace("x: n_loads", "x: load_count"), "plot.x", "n_loads"),
+    (lambda s: s.replace("end_time: 100", "end_time: 100, load_count: 2"), "engine.load_count", "under sweep"),
+    (lambda s: s + "load_solo: true\n", "load_solo", "load_count"),
+])
+def test_bad_load_count_names_file_and_field(tmp_path, edit, field, words):
+    p = write(tmp_path, edit(COUNTS))
+    with pytest.raises(ExperimentError) as e:
+        load_experiment(p)
+    msg = str(e.value)
+    assert f"{p}: {field}:" in msg and words in msg, msg
+    assert "is not valid under any of the given schemas" not in msg
+
+
+def test_snakemake_passes_the_load_count_to_the_runner(tmp_path):
+    """The plan's load counts reach the runner (--load-count N) and the trial's spec file, so
+    changing a count reruns exactly that trial; the fallback names the derived profile."""
+    p = write(tmp_path, COUNTS.replace("[0, 1, cores/2, cores, cores+1, 2*cores]", "[0, 3]")
+              .replace("mode: [fm, ladm]", "mode: [fm]"), "figcount.yaml")
+    work = tmp_path / "work"
+    r = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "-d", str(work), "--cores", "2",
+                        "results/quick/tables/figcount.csv", "--config", f"experiments=[{p}]", "scale=quick"],
+                       capture_output=True, text=True, timeout=120, cwd=paths.ROOT)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-2000:]
+    spec = work / "results/quick/specs/figcount/modefm-profcpu1-load3-rep0.args"
+    assert spec.read_text().startswith("--profile cpu-1 --load-count 3 --setup cfs --rep 0 -- ")
+    none = work / "results/quick/specs/figcount/modefm-profnone-load0-rep0.args"
+    assert none.read_text().startswith("--profile none --setup cfs --rep 0 -- ")
+    assert "--profile cpu-1 --load-count 3 --setup cfs" in out and "--profile cpu-1-x3 --setup cfs" in out

@@ -167,3 +167,36 @@ def test_an_error_in_the_caller_stops_every_load(tmp_path):
             raise RuntimeError("the engine broke")
     assert processes_tagged(loads.tag) == []
     assert all(r["stop_s"] is not None and r["stopped_cleanly"] for r in loads.records)
+
+
+# About 0.3 s of CPU time, then it ends: measured by the process itself, so the machine's
+# other load only stretches the wall time.
+BUSY = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\n"
+
+
+def test_cpu_time_of_a_load_that_ended_on_its_own(tmp_path):
+    """cpu_s is what the load used even when it ended before its stop (its exited process
+    is read before it is reaped), and includes the children it waited for: a child that
+    ended before the load did (`then-exit`), or while the load still runs (`then-sleep`,
+    like a finished x264 run under loads.repeat or a benchmark under parsecmgmt)."""
+    import yaml
+    py = sys.executable
+    procs = [
+        {"name": "alone", "kind": "command", "argv": [py, "-c", BUSY]},
+        {"name": "then-exit", "kind": "command", "argv": ["sh", "-c", f"'{py}' -c '{BUSY}'; exit 0"]},
+        {"name": "then-sleep", "kind": "command", "argv": ["sh", "-c", f"'{py}' -c '{BUSY}'; sleep 30"]},
+    ]
+    prof = tmp_path / "busy.yaml"
+    prof.write_text(yaml.safe_dump({"description": "busy for 0.3 s CPU, then done", "processes": procs}))
+    with LoadSet(resolve_profile(str(prof)), workdir=tmp_path / "w") as loads:
+        loads.start()
+        deadline = time.monotonic() + 20  # the two that end by themselves, on a busy machine too
+        while any(ld.exited is None for ld in loads.loads[:2]) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.3)
+        records = {r["name"]: r for r in loads.stop()}
+    assert records["alone"]["exit_code"] == 0 and records["then-exit"]["exit_code"] == 0, records
+    assert records["alone"]["stop_s"] < records["then-sleep"]["stop_s"], "it ended by itself"
+    for name, rec in records.items():
+        # 0.3 s of busy loop plus Python's start-up; an upper bound catches double counting.
+        assert 0.28 <= rec["cpu_s"] < 1.5, f"{name}: cpu_s {rec['cpu_s']}"

@@ -181,3 +181,94 @@ def test_installed_parsec_is_preferred_to_the_stand_in(tmp_path):
     assert rec["stand_in"] is False and rec["figures"]["unit"] == "runs/s"
     assert rec["figures"]["runs"] >= 1
     assert calls.read_text().splitlines()[0] == f"-a run -p canneal -i simlarge -n {p['threads']}"
+
+
+def test_airlab_profiles_lists_invalid_profiles_and_exits_2(airlab_cmd, tmp_path):
+    """A broken file in configs/profiles/ does not hide the others: each profile is listed,
+    the broken ones as INVALID with every error, and the status is 2 (as --help says). A
+    copy of the lab's layout (AIRLAB_ROOT) keeps the broken files out of the real folder."""
+    import os
+    import shutil
+    (tmp_path / "configs" / "profiles").mkdir(parents=True)
+    (tmp_path / "configs" / "schemas").symlink_to(Path("configs/schemas").resolve())
+    shutil.copy("configs/profiles/none.yaml", tmp_path / "configs" / "profiles")
+    (tmp_path / "configs" / "profiles" / "bad-kind.yaml").write_text(
+        "description: two problems\nprocesses:\n  - kind: frob\n    ctp: 3\n")
+    (tmp_path / "configs" / "profiles" / "not-yaml.yaml").write_text("description: [\n")
+    env = {**os.environ, "AIRLAB_ROOT": str(tmp_path)}
+    out = subprocess.run([airlab_cmd, "profiles"], capture_output=True, text=True, timeout=60, env=env)
+    assert out.returncode == 2, (out.stdout, out.stderr)
+    rows = out.stdout.splitlines()
+    assert [r.split()[0] for r in rows if not r.startswith(" ")] == ["bad-kind", "none", "not-yaml"]
+    bad = rows.index(next(r for r in rows if r.startswith("bad-kind")))
+    assert rows[bad].split()[1] == "INVALID" and "unknown field ctp" in rows[bad]
+    assert "'frob' is not one of" in rows[bad + 1]
+    assert "INVALID" in next(r for r in rows if r.startswith("not-yaml")) and "not valid YAML" in out.stdout
+    assert "available" in next(r for r in rows if r.startswith("none"))
+    assert "2 invalid profile(s): bad-kind, not-yaml" in out.stderr
+    help_text = subprocess.run([airlab_cmd, "profiles", "--help"], capture_output=True, text=True, timeout=60).stdout
+    assert "2    one or more is invalid" in help_text
+
+
+def _runs_lines(stdout, name):
+    """The `runs:` lines under profile NAME in `airlab profiles`."""
+    rows = stdout.splitlines()
+    start = next(i for i, r in enumerate(rows) if r.startswith(name + " "))
+    end = next((i for i in range(start + 1, len(rows)) if not rows[i].startswith(" ")), len(rows))
+    return [r.split("runs: ", 1)[1] for r in rows[start + 1:end] if "runs: " in r]
+
+
+PARSEC_PROFILES = [n for n in list_profiles() if n.startswith("parsec-")]
+
+
+def test_parsec_profiles_say_what_runs_here(airlab_cmd, tmp_path):
+    """What a PARSEC profile runs depends on the machine, so `airlab profiles` says it per
+    profile: real PARSEC and where it was found, or the stand-in and what it is. The
+    description (the same on every machine) names both."""
+    import os
+    for name in PARSEC_PROFILES:
+        text = resolve_profile(name)["description"]
+        assert "the real benchmark when PARSEC is installed" in text and "otherwise a stand-in" in text, name
+        assert "STAND-IN" not in text, f"{name}: reads as always a stand-in"
+    home = tmp_path / "parsec-3.0"
+    (home / "bin").mkdir(parents=True)
+    (home / "bin" / "parsecmgmt").write_text("#!/bin/sh\nexit 0\n")
+    (home / "bin" / "parsecmgmt").chmod(0o755)
+    real = subprocess.run([airlab_cmd, "profiles"], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PARSEC_HOME": str(home)})
+    assert real.returncode == 0, real.stderr
+    for name in PARSEC_PROFILES:
+        bench = name.split("-", 1)[1]
+        assert _runs_lines(real.stdout, name) == [f"real PARSEC (PARSEC_HOME={home}): {bench} -i simlarge "
+                                                  f"-n {resolve_profile(name)['cores']}"], real.stdout
+        assert "[stand-in]" not in next(r for r in real.stdout.splitlines() if r.startswith(name + " "))
+    env = {k: v for k, v in os.environ.items() if k != "PARSEC_HOME"}
+    if kinds.parsecmgmt():
+        pytest.skip("PARSEC is on PATH here; the stand-in listing cannot be shown")
+    stand = subprocess.run([airlab_cmd, "profiles"], capture_output=True, text=True, timeout=60, env=env)
+    assert stand.returncode == 0, stand.stderr
+    for name in PARSEC_PROFILES:
+        bench = name.split("-", 1)[1]
+        (runs,) = _runs_lines(stand.stdout, name)
+        assert runs.startswith(f"stand-in for parsec {bench}: "), runs
+        assert "[stand-in]" in next(r for r in stand.stdout.splitlines() if r.startswith(name + " "))
+    assert "runs: stand-in for parsec canneal: stress-ng --vm " in stand.stdout
+
+
+def test_resolved_parsec_profile_records_what_runs(tmp_path, monkeypatch):
+    """The resolved profile (which a trial records) says the same, and the records' marks
+    stay: stand_in / stand_in_for on the stand-in, none on real PARSEC."""
+    home = tmp_path / "parsec-3.0"
+    (home / "bin").mkdir(parents=True)
+    (home / "bin" / "parsecmgmt").write_text("#!/bin/sh\nexit 0\n")
+    (home / "bin" / "parsecmgmt").chmod(0o755)
+    monkeypatch.setenv("PARSEC_HOME", str(home))
+    (p,) = resolve_profile("parsec-dedup")["processes"]
+    assert p["kind"] == "parsec" and not p["stand_in"] and p["stand_in_for"] is None
+    assert p["runs"].startswith(f"real PARSEC (PARSEC_HOME={home}): dedup")
+    monkeypatch.delenv("PARSEC_HOME")
+    if kinds.parsecmgmt():
+        pytest.skip("PARSEC is on PATH here")
+    (p,) = resolve_profile("parsec-dedup")["processes"]
+    assert p["stand_in"] and p["stand_in_for"] == "parsec dedup"
+    assert p["runs"] == f"stand-in for parsec dedup: stress-ng --zlib {p['threads']} --zlib-level 6"

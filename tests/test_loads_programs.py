@@ -95,3 +95,46 @@ def test_short_of_one_run_still_reports_progress(tmp_path, name):
     (rec,) = run_profile(name, 1.5, tmp_path)
     fig = rec["figures"]
     assert fig["throughput"] > 0 and (fig["runs"] > 0 or fig["partial_units"] > 0), rec
+
+
+def test_airlab_load_of_a_profile_this_machine_cannot_run(airlab_cmd, tmp_path):
+    """Exit 3, as `airlab trial` for "unavailable here": nothing available, nothing runs;
+    partly available, the rest runs and prints its figures, the missing load is named, and
+    the status is still 3 because a trial could not use the profile."""
+    help_text = subprocess.run([airlab_cmd, "load", "--help"], capture_output=True, text=True, timeout=60).stdout
+    assert "3    this machine cannot run the profile" in help_text
+    ghost = "  - kind: command\n    name: ghost\n    argv: [no-such-program-anywhere]\n"
+    none = tmp_path / "none-here.yaml"
+    none.write_text("description: nothing runs here\nprocesses:\n" + ghost)
+    t0 = time.monotonic()
+    out = subprocess.run([airlab_cmd, "load", str(none), "--duration", "30", "--json", str(tmp_path / "n.json")],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 3, (out.stdout, out.stderr)
+    assert time.monotonic() - t0 < 20, "nothing to run: it must not wait out --duration"
+    assert "unavailable: processes[0] (ghost): command 'no-such-program-anywhere' not found" in out.stderr
+    import json
+    (rec,) = json.loads((tmp_path / "n.json").read_text())["loads"]
+    assert rec["name"] == "ghost" and not rec["available"] and "not found" in rec["reason"]
+    part = tmp_path / "part-here.yaml"
+    part.write_text("description: half runs here\nprocesses:\n"
+                    "  - kind: command\n    name: sleeper\n    argv: [sleep, '30']\n" + ghost)
+    out = subprocess.run([airlab_cmd, "load", str(part), "--duration", "0.5"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 3, (out.stdout, out.stderr)
+    lines = {line.split()[0]: line for line in out.stdout.splitlines()}
+    assert "0.5" in lines["sleeper"] and "not started" not in lines["sleeper"], out.stdout
+    assert "not started" in lines["ghost"] and "not found" in lines["ghost"], out.stdout
+    assert "1 of 2 load(s) cannot run here (ghost)" in out.stderr
+
+
+def test_missing_profile_message(airlab_cmd):
+    """A path gets "no such profile file" and nothing else; a name gets the shipped
+    profiles, on the same single line."""
+    for path in ("configs/profiles/no-such.yaml", "elsewhere/no-such", "no-such.yml"):
+        out = subprocess.run([airlab_cmd, "load", path], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 2 and out.stderr.strip().splitlines() == [
+            f"airlab load: error: {path}: no such profile file"], out.stderr
+    out = subprocess.run([airlab_cmd, "load", "cpu-9"], capture_output=True, text=True, timeout=60)
+    (line,) = out.stderr.strip().splitlines()
+    assert out.returncode == 2 and line.startswith("airlab load: error: no such profile 'cpu-9'")
+    assert "cpu-1, cpu-2" in line and "onoff-ctp1000" in line

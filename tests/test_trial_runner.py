@@ -162,3 +162,64 @@ def test_what_a_killed_runner_left_is_swept_by_the_next_trial(tmp_path):
     import glob
     import tempfile
     assert glob.glob(f"{tempfile.gettempdir()}/airlab-trial-{r.proc.pid}-*") == [], "its work folder is left"
+
+
+@pytest.mark.parametrize("count", ["0", "-1", "two", "cores*2", "3.5"])
+def test_bad_load_count(tmp_path, count):
+    """--load-count is an integer >= 1 or an expression in cores: anything else is refused
+    in one line (exit 2) before anything starts, and so is a profile without exactly one
+    process to multiply."""
+    import subprocess
+    out = tmp_path / "out.json"
+    r = subprocess.run([AIRLAB, "trial", "--profile", "cpu-1", "--load-count", count, "--out", str(out),
+                        "--", "--mode", "seq"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith("airlab trial: error: --load-count") and len(r.stderr.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("profile", ["none", "cpu-timevarying"])
+def test_load_count_needs_a_one_process_profile(tmp_path, profile):
+    import subprocess
+    r = subprocess.run([AIRLAB, "trial", "--profile", profile, "--load-count", "2", "--out", str(tmp_path / "o.json"),
+                        "--", "--mode", "seq"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "one process" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_derived_load_count_runs_and_records_that_many_loads(tmp_path):
+    """--profile cpu-1 --load-count 3: three separate CPU-bound processes ran beside the
+    engine, and the record says so (profile cpu-1-x3 with three processes, three loads), so
+    the table's n_loads is 3."""
+    from analysis.aggregate import n_loads, row_of
+    out = tmp_path / "x3.json"
+    r = Runner(out, profile="cpu-1", extra=["--load-count", "3"],
+               engine=["--mode", "fm", "--threads", "2", "--end-time", "200"])
+    assert r.wait(120) == 0, r.stderr
+    assert r.left_behind() == []
+    d = json.loads(out.read_text())
+    jsonschema.validate(d, SCHEMA)
+    assert d["status"] == "ok"
+    assert d["trial"]["profile"] == d["profile"]["name"] == "cpu-1-x3" and d["profile"]["load_count"] == 3
+    assert [p["kind"] for p in d["profile"]["processes"]] == ["cpu"] * 3
+    assert len(d["loads"]) == 3 and len({ld["name"] for ld in d["loads"]}) == 3
+    assert n_loads(d["profile"]) == 3
+    row = row_of(d, "figtest", "Fig. 99")
+    assert row["n_loads"] == 3 and row["profile"] == "cpu-1-x3"
+
+
+@pytest.mark.parametrize("args,says", [
+    (["--out", "x.json", "--", "--mode", "seq"], "the following arguments are required: --profile"),
+    (["--profile", "cpu-1", "--out", "x.json", "--rep", "two", "--", "--mode", "seq"], "--rep: invalid int value"),
+    (["--profile", "cpu-1", "--out", "x.json", "--no-such-option"], "unrecognized arguments: --no-such-option"),
+])
+def test_argument_errors_are_one_line(tmp_path, args, says):
+    """argparse's own refusals follow the project's rule too: one line naming the command,
+    where to find the usage, exit 2, nothing written (not argparse's usage block)."""
+    import subprocess
+    r = subprocess.run([AIRLAB, "trial", *args], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    (line,) = r.stderr.strip().splitlines()
+    assert line.startswith("airlab trial: error: ") and says in line, line
+    assert line.endswith("(see 'airlab trial --help')")
+    assert r.stdout == "" and list(tmp_path.iterdir()) == []

@@ -4,7 +4,14 @@ analysis (to know what each trial was).
 
 Expansion: every combination of the sweep's values, for every repetition, plus one no-load
 baseline (profile none, setup cfs) per engine configuration, so each trial's slowdown has
-its matching baseline."""
+its matching baseline.
+
+Load counts follow the machine: the sweep variable `load_count` multiplies the one process
+of each swept `profile` (cpu-1 run as 4 separate processes: `airlab trial --profile cpu-1
+--load-count 4`, recorded as profile cpu-1-x4). Its values are integers or expressions in
+the machine's cores ('cores/2', 'cores', 'cores+1', '2*cores'), resolved here when the plan
+is expanded; 0 is the no-load trial (profile none); levels that resolve to the same number
+are one level."""
 import itertools
 import json
 import os
@@ -16,7 +23,9 @@ import yaml
 
 from workflows.paths import CONFIGS, EXPERIMENTS, SCHEMAS
 
-TRIAL_VARS = ("profile", "setup")  # sweep variables that are not engine options
+TRIAL_VARS = ("profile", "setup", "load_count")  # sweep variables that are not engine options
+COUNT_VAR = "load_count"
+DERIVED = ("n_loads", "ctp_us", "t_s")  # table columns computed from each trial's record
 
 
 class ExperimentError(Exception):
@@ -28,9 +37,36 @@ def _validator(name):
         return jsonschema.Draft202012Validator(json.load(f))
 
 
+def _deepest(err):
+    """The innermost error under a oneOf/anyOf: the value that is actually wrong."""
+    best = err
+    for sub in err.context or ():
+        d = _deepest(sub)
+        if len(d.absolute_path) > len(best.absolute_path):
+            best = d
+    return best
+
+
+def _explained(err):
+    """(path, message) of a schema error. For a oneOf/anyOf whose alternatives carry a
+    'description' (e.g. a load count), the innermost wrong value and that description,
+    instead of jsonschema's 'is not valid under any of the given schemas'."""
+    if err.validator in ("oneOf", "anyOf") and err.context:
+        e = _deepest(err)
+        while e is not None:  # the innermost described schema around the wrong value
+            if "description" in e.schema:
+                return e.absolute_path, f"{e.instance!r} is not valid: expected {e.schema['description']}"
+            e = e.parent
+    return err.absolute_path, err.message
+
+
 def _schema_errors(data, schema_name, source):
     errs = sorted(_validator(schema_name).iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
-    return [f"{source}: {'.'.join(map(str, e.absolute_path)) or '(top level)'}: {e.message}" for e in errs]
+    out = []
+    for e in errs:
+        path, msg = _explained(e)
+        out.append(f"{source}: {'.'.join(map(str, path)) or '(top level)'}: {msg}")
+    return out
 
 
 def load_config(path=CONFIGS / "config.yaml", overrides=None):
@@ -64,16 +100,67 @@ def load_experiment(name_or_path):
     for key in ("x", "series"):
         var = plot.get(key)
         parts = var.split("+") if var and key == "series" else [var]  # series may combine: mode+setup
-        if var and any(v not in sweep and v not in ("n_loads", "ctp_us", "t_s") for v in parts):
+        if var and any(v not in sweep and v not in DERIVED for v in parts):
             errors.append(f"{path}: plot.{key}: '{var}' is not a sweep variable ({', '.join(sweep)}) "
-                          "nor a derived one (n_loads, ctp_us)")
+                          f"nor a derived one ({', '.join(DERIVED)})")
+        if var and COUNT_VAR in parts:
+            errors.append(f"{path}: plot.{key}: plot the number of loads as the derived n_loads "
+                          f"(CPUs the loads demand, from each trial's record), not {COUNT_VAR}")
     for var in data.get("engine", {}):
         if var in TRIAL_VARS:
             errors.append(f"{path}: engine.{var}: {var} is a trial variable; put it under sweep")
+    if COUNT_VAR in sweep and not errors:
+        errors += _check_load_count(data, path)
     if errors:
         raise ExperimentError("; ".join(errors))
     data["name"] = path.stem
     return data
+
+
+def _scale_values(value):
+    """Every value a sweep variable takes at any scale."""
+    if isinstance(value, dict):
+        return [v for lst in value.values() for v in lst]
+    return list(value)
+
+
+def _check_load_count(data, path):
+    """sweep.load_count multiplies the one process of each swept profile: each must exist
+    and have exactly one process entry (the no-load trial is load_count 0, not none)."""
+    from loads.profiles import ProfileError, load_file, profile_path
+    sweep = data["sweep"]
+    if "profile" not in sweep:
+        return [f"{path}: sweep.{COUNT_VAR}: needs sweep.profile, the one-process profile(s) whose "
+                "process it multiplies (e.g. profile: [cpu-1])"]
+    if data.get("load_solo"):
+        return [f"{path}: load_solo: measures named profiles alone and cannot be combined with "
+                f"sweep.{COUNT_VAR}"]
+    errors = []
+    for name in dict.fromkeys(_scale_values(sweep["profile"])):
+        if name == "none":
+            errors.append(f"{path}: sweep.profile: 'none' cannot be multiplied; with sweep.{COUNT_VAR} "
+                          f"the no-load trial is {COUNT_VAR} 0")
+            continue
+        try:
+            n = len(load_file(profile_path(str(name)))["processes"])
+        except ProfileError as e:
+            errors.append(f"{path}: sweep.profile: '{name}': {e.errors[0]}")
+            continue
+        if n != 1:
+            errors.append(f"{path}: sweep.profile: '{name}' has {n} process entries; sweep.{COUNT_VAR} "
+                          "multiplies a profile's one process (e.g. cpu-1, onoff-ctp1000)")
+    return errors
+
+
+def load_counts(values, cores):
+    """The distinct numbers of loads of a load_count list on a machine with `cores` CPUs, in
+    increasing order: 1, 'cores/2', 'cores', 'cores+1', '2*cores' on 2 cores -> [1, 2, 3, 4].
+    An expression is never below 1 ('cores/4' on 2 cores is 1); 0 is no load."""
+    from loads.profiles import resolve_count
+    out = set()
+    for v in values:
+        out.add(int(v) if isinstance(v, (int, float)) else resolve_count(v, cores))
+    return sorted(out)
 
 
 def at_scale(value, scale):
@@ -113,6 +200,8 @@ def expand(exp, scale, cfg, cores=None):
     reps = at_scale(reps, scale) if isinstance(reps, dict) else reps
     base_engine = {k: _engine_value(at_scale(v, scale), cores) for k, v in exp["engine"].items()}
     sweep = {k: at_scale(v, scale) for k, v in exp["sweep"].items()}
+    if COUNT_VAR in sweep:
+        sweep[COUNT_VAR] = load_counts(sweep[COUNT_VAR], cores)
     names = list(sweep)
     trials, seen = [], set()
 
@@ -123,24 +212,53 @@ def expand(exp, scale, cfg, cores=None):
             eng["pes"] = eng["threads"]
         profile = values.get("profile", "none")
         setup = values.get("setup", "cfs")
+        count = values.get(COUNT_VAR) if profile != "none" else None
         for rep in range(reps):
             tid = "-".join(f"{k[:4]}{_slug(values[k])}" for k in names if k in values) or "run"
             tid = f"{'base-' if baseline else ''}{tid}-rep{rep}"
             if tid in seen:
                 continue
             seen.add(tid)
-            trials.append({"id": tid, "profile": profile, "setup": setup, "rep": rep,
-                           "vars": dict(values), "engine": eng, "argv": engine_argv(eng),
+            trials.append({"id": tid, "profile": profile, "load_count": count, "setup": setup,
+                           "rep": rep, "vars": dict(values), "engine": eng, "argv": engine_argv(eng),
                            "baseline": baseline})
 
-    combos = [dict(zip(names, vals)) for vals in itertools.product(*(sweep[n] for n in names))]
+    def no_load(values):  # load_count 0 is the no-load trial, whatever profile it multiplies
+        if values.get(COUNT_VAR) == 0:
+            return {**values, "profile": "none"}
+        return values
+
+    combos = []
+    for vals in itertools.product(*(sweep[n] for n in names)):
+        values = no_load(dict(zip(names, vals)))
+        if values not in combos:
+            combos.append(values)
     for values in combos:
         add(values, baseline=False)
     for values in combos:  # the matching no-load baseline of each engine configuration
         base = {**values, "profile": "none", "setup": "cfs"}
+        if COUNT_VAR in values:
+            base[COUNT_VAR] = 0
         if base != values and {k: v for k, v in base.items() if k in values} not in combos:
             add({k: v for k, v in base.items() if k in values or k in TRIAL_VARS}, baseline=True)
     return trials
+
+
+def profile_label(trial):
+    """The profile a trial runs, as its record names it: cpu-1, or cpu-1-x4 for cpu-1's
+    process run 4 times (load_count 4)."""
+    if trial.get("load_count") is None:
+        return trial["profile"]
+    from loads.profiles import derived_name
+    return derived_name(trial["profile"], trial["load_count"])
+
+
+def runner_args(trial):
+    """What `airlab trial` is told about what runs: --profile P [--load-count N] --setup S
+    --rep R (the engine options, trial["argv"], follow a `--`). The trial's spec file holds
+    these and the engine options, so editing any of them reruns the trial."""
+    count = [] if trial.get("load_count") is None else ["--load-count", str(trial["load_count"])]
+    return ["--profile", trial["profile"], *count, "--setup", trial["setup"], "--rep", str(trial["rep"])]
 
 
 def baseline_key(trial):

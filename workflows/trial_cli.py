@@ -13,6 +13,7 @@ examples:
   airlab trial --profile cpu-1 --setup cfs --out results/try/fm.json -- \\
       --mode fm --threads 2 --lps-per-pe 1000 --remote 0.4 --end-time 5000
   airlab trial --profile onoff-ctp1000 --setup cpuset --out t.json -- --mode ladm --threads 2
+  airlab trial --profile cpu-1 --load-count cores+1 --out t.json -- --mode fm --threads 2
 
 setups (configs/setups/, `airlab doctor` says which this machine can apply): cfs, cpuset,
 quota-half, weight-4to1, idle, nice, gang. A gang trial starts a private SLURM (munged,
@@ -38,6 +39,10 @@ def register(sub):
     p = sub.add_parser("trial", help="run one trial (engine + loads + setup) into a JSON file",
                        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--profile", required=True, help="interference profile name or YAML file")
+    p.add_argument("--load-count", metavar="N", default=None,
+                   help="run the profile's one process N times (an integer >= 1, or relative to "
+                        "this machine's cores: cores, cores-1, cores+1, cores/2, 2*cores); recorded "
+                        "as profile NAME-xN with its N processes [the profile's own count]")
     p.add_argument("--setup", default="cfs", help="scheduling setup name or YAML file [cfs]")
     p.add_argument("--out", required=True, help="result JSON file (written atomically)")
     p.add_argument("--rep", type=int, default=0, help="repetition number, recorded [0]")
@@ -63,6 +68,16 @@ def trial_cmd(args):
         raise UsageError("give the engine options after --, e.g. -- --mode fm --threads 2")
     if args.timeout <= 0 or args.rep < 0:
         raise UsageError("--timeout must be > 0 and --rep >= 0")
+    load_count = None
+    if args.load_count is not None:
+        from loads.profiles import derived_name, resolve_count
+        value = args.load_count.strip()
+        try:
+            load_count = resolve_count(int(value) if value.isdigit() else value)
+        except ValueError as e:
+            raise UsageError(f"--load-count: {e}")
+        if load_count < 1:
+            raise UsageError(f"--load-count {args.load_count!r}: must be >= 1 (for no load use --profile none)")
     labels = {}
     for item in args.label:
         key, sep, value = item.partition("=")
@@ -71,7 +86,7 @@ def trial_cmd(args):
         labels[key] = value
     try:
         run_trial(args.profile, args.setup, args.out, opts, rep=args.rep, timeout=args.timeout,
-                  labels=labels, allow_unavailable=args.allow_unavailable)
+                  labels=labels, allow_unavailable=args.allow_unavailable, load_count=load_count)
     except UsageProblem as e:
         raise UsageError(str(e))
     except TrialUnavailable as e:
@@ -84,7 +99,8 @@ def trial_cmd(args):
         print(f"airlab trial: failed: {e}", file=sys.stderr)
         if args.record_failure:
             try:
-                write_failure(args.out, args.profile, args.setup, opts, args.rep, str(e), labels)
+                profile = args.profile if load_count is None else derived_name(args.profile, load_count)
+                write_failure(args.out, profile, args.setup, opts, args.rep, str(e), labels)
             except TrialError as w:  # e.g. the failure was that --out cannot be written
                 print(f"airlab trial: failed: {w}", file=sys.stderr)
                 return 1

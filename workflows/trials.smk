@@ -27,20 +27,21 @@ rule trial:
         trial_slot=1,
     params:
         cmd=lambda wc, output: shlex.join([
-            *AIRLAB, "trial", "--profile", trial_of(wc)["profile"], "--setup", trial_of(wc)["setup"],
-            "--rep", str(trial_of(wc)["rep"]), "--out", output[0], "--record-failure", "--allow-unavailable",
+            *AIRLAB, "trial", *runner_args(trial_of(wc)),  # --profile [--load-count] --setup --rep
+            "--out", output[0], "--record-failure", "--allow-unavailable",
             "--timeout", str(config["trial_timeout_s"][wc.scale]),
             "--label", f"experiment={wc.exp}", "--label", f"scale={wc.scale}",
             "--", *trial_of(wc)["argv"]]),
         fallback=lambda wc, output: shlex.join([
             PY, "-m", "workflows.failed_trial", "--out", output[0], "--log", f"results/{wc.scale}/logs/{wc.exp}/{wc.tid}.log",
-            "--profile", trial_of(wc)["profile"], "--setup", trial_of(wc)["setup"],
+            "--profile", profile_label(trial_of(wc)), "--setup", trial_of(wc)["setup"],  # as recorded: cpu-1-x4
             "--rep", str(trial_of(wc)["rep"]), "--label", f"experiment={wc.exp}",
             "--label", f"scale={wc.scale}", "--", *trial_of(wc)["argv"]]),
     # If the runner itself dies without a record (killed from outside, a bug), write a
     # failed record anyway: the experiment's analysis goes on and the report names the reason.
+    # An interrupt (runner exit 130) records nothing: the job fails and is rerun next time.
     shell:
-        "{params.cmd} > {log} 2>&1 || {params.fallback} 2>> {log}"
+        "{params.cmd} > {log} 2>&1 || AIRLAB_RUNNER_STATUS=$? {params.fallback} 2>> {log}"
 
 
 rule load_solo:

@@ -1,9 +1,10 @@
 """Trial JSONs of one experiment -> one tidy CSV table (results/<scale>/tables/<exp>.csv).
 
 One row per trial: what it was (sweep values, profile, setup, rep), what happened (wall
-time, events, efficiency, locality, perf cache misses, the loads' own throughput), its
-slowdown against the mean of its matching no-load baseline, and the predictions for it
-from its own measured load timeline (Eq. 1/2, and Eq. 3 for adaptive modes).
+time, events, efficiency, locality, perf cache misses or why none were counted, the loads'
+own throughput), its slowdown against the mean of its matching no-load baseline, and the
+predictions for it from its own measured load timeline (Eq. 1/2, and Eq. 3 for adaptive
+modes).
 
     python -m analysis.aggregate --experiment NAME --out TABLE.csv TRIAL.json ...
 """
@@ -15,14 +16,15 @@ import statistics
 import sys
 from pathlib import Path
 
+from analysis import locality
 from analysis.predict import predicted_slowdown
 
 COLUMNS = ["experiment", "figure", "trial", "status", "reason", "rep", "baseline", "profile", "setup",
            "mode", "sync", "model", "remote", "epg", "detector", "reactivation", "apte_threshold",
            "threads", "cores", "n_loads", "ctp_us", "stand_in", "wall_s", "baseline_wall_s",
            "slowdown", "pred_eq1", "pred_eq3", "committed_events", "efficiency", "event_rate",
-           "rollbacks", "locality", "cache_misses", "load_throughput", "load_unit",
-           "solo_throughput", "load_slowdown", "engine_cpu_s"]
+           "rollbacks", "locality", "cache_misses", "cache_counter", "cache_note", "load_throughput",
+           "load_unit", "solo_throughput", "load_slowdown", "engine_cpu_s"]
 ADAPTIVE = ("adm", "ladm")
 
 
@@ -63,8 +65,8 @@ def row_of(trial, experiment, figure):
                committed_events=eng["committed_events"], efficiency=eng["efficiency"],
                event_rate=eng["event_rate"], rollbacks=eng["rollbacks"],
                locality=trial["locality"]["non_primary_iteration_share"])
-    cm = trial["perf"].get("cache-misses", {})
-    row["cache_misses"] = cm.get("value") if cm.get("status") == "ok" else ""
+    misses, row["cache_counter"], row["cache_note"] = locality.from_perf(trial["perf"])
+    row["cache_misses"] = "" if misses is None else misses
     tc = trial["perf"].get("task-clock", {})
     row["engine_cpu_s"] = tc["value"] / 1000 if tc.get("status") == "ok" and tc.get("unit") == "msec" else ""
     loads = trial.get("loads", [])

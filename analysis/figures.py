@@ -1,7 +1,9 @@
 """One figure per experiment (PNG and SVG) from its table: measured mean with 95% CI error
 bars per x and series, and the proportional-slowdown prediction drawn as a line (Eq. 1/2
 for fixed mapping, Eq. 3 for the adaptive modes, as the experiment asks). Timeline figures
-draw active threads over wall time with the ideal (threads minus loads running).
+draw active threads over wall time with the ideal (threads minus loads running). A
+locality figure draws cache misses where perf counted them, else the engine's locality
+figure, and its title says which and why (analysis/locality.py).
 
     python -m analysis.figures --experiment configs/experiments/X.yaml --table T.csv \
         --out results/<scale>/figures/X.png [--trials TRIAL.json ...]
@@ -19,24 +21,18 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from analysis.stats import mean_ci  # noqa: E402
+from analysis import locality  # noqa: E402
+from analysis.stats import mean_ci, number as _num  # noqa: E402
 from workflows.experiments import load_experiment  # noqa: E402
 
 LABELS = {"slowdown": "slowdown (loaded / no-load time)", "wall_s": "run time (s)",
-          "efficiency": "efficiency (committed / processed)", "locality": "PE iterations off the primary thread",
+          "efficiency": "efficiency (committed / processed)", "locality": locality.ENGINE_FIGURE,
           "load_slowdown": "the loads' own slowdown", "event_rate": "committed events/s",
           "n_loads": "CPU-bound loads (CPUs demanded)", "ctp_us": "CTP (us)", "remote": "remote share",
           "epg": "event granularity (EPG)", "apte_threshold": "APTE threshold", "active_threads": "active threads"}
 
 PREDICTED = {"eq1": "proportional (Eq. 1/2)", "eq3": "adaptive (Eq. 3)",
              "auto": "predicted (Eq. 1/2; Eq. 3 for ADM/LADM)"}
-
-
-def _num(v):
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return None
 
 
 def read_rows(path):
@@ -83,7 +79,7 @@ def prediction(rows, x, series, kind):
             for s, d in out.items()}
 
 
-def panel(ax, rows, plot, y):
+def panel(ax, rows, plot, y, ylabel=None):
     x, series = plot["x"], plot.get("series")
     data = grouped(rows, x, series, y)
     if not data:
@@ -123,7 +119,7 @@ def panel(ax, rows, plot, y):
         ax.set_xscale("log")
     ax.set_ylim(bottom=0)  # every plotted quantity is non-negative; a CI below 0 says only "noisy"
     ax.set_xlabel(LABELS.get(x, x))
-    ax.set_ylabel(LABELS.get(y, y))
+    ax.set_ylabel(ylabel or LABELS.get(y, y))
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
 
@@ -185,9 +181,16 @@ def draw(exp, rows, trials, out, reason=None):
                             transform=axes[0][0].transAxes)
     else:
         for ax, y in zip(axes[0], panels):
-            panel(ax, rows, plot, y)
+            if y == "locality":  # cache misses where counted, else the engine's figure
+                shown = locality.choose(rows)
+                panel(ax, rows, plot, shown["y"], shown["label"])
+            else:
+                panel(ax, rows, plot, y)
     stand_in = any(r.get("stand_in") == "1" for r in rows)
-    fig.suptitle(f"{exp['figure']}: {exp['title']}" + (" [PARSEC stand-ins]" if stand_in else ""), fontsize=10)
+    title = f"{exp['figure']}: {exp['title']}" + (" [PARSEC stand-ins]" if stand_in else "")
+    if "locality" in panels and not reason:
+        title = "\n".join([title, *locality.title_lines(locality.choose(rows))])
+    fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -19,3 +19,11 @@ def mean_ci(values):
     sd = math.sqrt(sum((v - m) ** 2 for v in vals) / (n - 1))
     t = _T95[n - 2] if n - 1 <= len(_T95) else 1.96
     return m, t * sd / math.sqrt(n), n
+
+
+def number(v):
+    """A table cell as a float, or None for '' and text (CSV cells are all strings)."""
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None

@@ -4,6 +4,7 @@ says why nothing was measured), and the report lists it. One real trial (no load
 PHOLD) is the measured side; the failed side is the record the workflow writes when a
 trial's runner dies (workflows/failed_trial.py)."""
 import csv
+import json
 import subprocess
 import sys
 
@@ -77,3 +78,17 @@ def test_nothing_measured_gives_a_placeholder_with_the_reason(trials, tmp_path):
                   "--trials", str(bad)])
     svg = png.with_suffix(".svg").read_text()
     assert "not measured here" in svg and "Fig. 1" in svg
+
+
+def test_an_interrupted_runner_leaves_no_record(tmp_path, capsys):
+    """Ctrl-C is not a failure of the experiment: the fallback writes nothing and passes the
+    runner's status on, so Snakemake keeps the trial incomplete and the next run reruns it."""
+    out, log = tmp_path / "t.json", tmp_path / "t.log"
+    log.write_text("airlab trial: interrupted by SIGINT; nothing was written\n")
+    args = ["--out", str(out), "--log", str(log), "--profile", "cpu-1", "--setup", "cfs", "--rep", "0"]
+    for status in (130, 143):
+        assert failed_trial.main([*args, "--runner-status", str(status), "--", *ENGINE]) == status
+        assert not out.exists()
+    assert "no record written; the next run reruns it" in capsys.readouterr().err
+    assert failed_trial.main([*args, "--runner-status", "137", "--", *ENGINE]) == 0  # killed from outside
+    assert json.loads(out.read_text())["status"] == "failed"

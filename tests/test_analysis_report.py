@@ -92,3 +92,39 @@ def test_timeline_has_one_panel_per_configuration(tmp_path):
     out = tmp_path / "fig11.png"
     figures.draw(load_experiment("fig11-12-active-threads"), [], trials, out)
     assert out.read_bytes()[:4] == b"\x89PNG" and "apte-pr" in out.with_suffix(".svg").read_text()
+
+
+def test_caption_beside_the_figure_is_the_reports_caption(tmp_path):
+    """The caption the figure rule writes for `snakemake --report` (analysis.caption, claims
+    measured from the experiment's own table) is the one under the figure in the lab's report."""
+    import csv
+    from analysis import caption, claims
+    from workflows import paths
+    fig08 = [row(trial="fm-r0", mode="fm", remote="0.4", profile="cpu-1", slowdown=3.0, wall_s=6.0, pred_eq1=1.5),
+             row(trial="ladm-r0", mode="ladm", remote="0.4", profile="cpu-1", slowdown=1.2, wall_s=2.0, pred_eq3=1.8),
+             row(trial="base-fm", baseline=1, mode="fm", remote="0.4", profile="none", wall_s=2.0)]
+    table = tmp_path / "fig08-one-load.csv"
+    with open(table, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS)
+        w.writeheader()
+        w.writerows(fig08)
+    summary, html, png = tmp_path / "summary.csv", tmp_path / "report.html", tmp_path / "fig.png"
+    png.write_bytes(b"\x89PNG")
+    claims.main(["--claims", str(paths.CONFIGS / "paper-claims.csv"), "--out", str(summary), str(table)])
+    report.main(["--scale", "smoke", "--summary", str(summary), "--out", str(html),
+                 "--experiment", "fig08-one-load", str(png), str(table)])
+    out = tmp_path / "fig08-one-load.caption.html"
+    caption.main(["--experiment", "fig08-one-load", "--scale", "smoke", "--table", str(table),
+                  "--claims", str(paths.CONFIGS / "paper-claims.csv"), "--out", str(out)])
+    text = out.read_text()
+    assert "FM / LADM time up to 3.00x (remote 0.4) (agrees)" in text  # the claim, from the table alone
+    assert "mode=fm 3.00 vs proportional 1.50" in text
+    assert text.strip() in html.read_text()
+
+
+def test_caption_states_load_counts_as_run_on_this_machine():
+    """fig15 sweeps load_count [1, cores/2, cores] at quick scale: on 16 cores the caption
+    says 1, 8, 16 (what ran), not the expressions."""
+    text = report.caption(load_experiment("fig15-pcs"), [], dict(FACTS, cores=16), "quick", {})
+    assert "load_count over 1, 8, 16" in text
+    assert "cores/2" not in text

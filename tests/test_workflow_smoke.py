@@ -1,17 +1,25 @@
 """The smoke target end to end, as a user runs it: real trials (engine + loads), tables,
 figures, the summary of the paper's claims and the report, in a scratch directory
 (snakemake -d), with the repository's workflow profile. Also: trials never overlap in time,
-a finished run has nothing left to do (resume), and the SLURM profile plans the same DAG."""
+a finished run has nothing left to do, an interrupted run resumes, Snakemake's own report
+carries the lab's captions, and the SLURM profile plans the same DAG."""
 import csv
 import json
+import os
+import re
+import shutil
+import signal
 import subprocess
 import sys
 import textwrap
+import time
+import uuid
 from pathlib import Path
 
 import pytest
 
-from workflows import paths
+from loads import proctags
+from workflows import machine, paths
 from workflows.experiments import all_trials, load_config
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -154,6 +162,88 @@ def test_edited_experiment_reruns_exactly_its_trials(tmp_path):
     assert [p for p in planned if "/trials/" in p] == [targets[0]], r.stdout[-3000:]
 
 
+INTERRUPTIBLE = textwrap.dedent("""\
+    figure: Fig. 97
+    title: a scratch experiment for the interruption test
+    paper_finding: none
+    smoke: true
+    engine: {model: phold, threads: 1, lps_per_pe: 1000, end_time: 40000, mode: fm}
+    sweep: {profile: [cpu-1]}
+    plot: {kind: line, x: profile, series: profile, y: wall_s}
+    """)  # each trial's engine runs some 3 s; the loaded one beside one CPU-bound load
+
+
+def _owner(pid):
+    """The AIRLAB_RUNNER tag (the trial runner's PID) of a process, or None."""
+    try:
+        env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return None
+    return next((int(e.split(b"=", 1)[1]) for e in env if e.startswith(b"AIRLAB_RUNNER=")), None)
+
+
+def test_interrupted_run_resumes(tmp_path):
+    """Ctrl-C (SIGINT to snakemake's process group, as a terminal sends it) while a trial
+    runs beside its load: nothing of the run survives, no trial JSON is half-written and the
+    interrupt is not recorded as a failed trial; the next run reruns the interrupted trial
+    and completes the set without rerunning what had finished."""
+    work, exp = tmp_path / "work", tmp_path / "interrupt.yaml"
+    exp.write_text(INTERRUPTIBLE)
+    only = f"experiments=[{exp}]"
+    trials = work / "results/smoke/trials/interrupt"
+    targets = [f"results/smoke/trials/interrupt/{t}.json" for t in ("base-profnone-rep0", "profcpu1-rep0")]
+    tag = uuid.uuid4().hex  # everything this run starts inherits it
+    proc = subprocess.Popen([*SNAKEMAKE, "-d", str(work), "--cores", "2", "--config", only, "--", *targets],
+                            cwd=paths.ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True, env={**os.environ, "AIRLAB_TEST_RUN": tag})
+    try:
+        runner, deadline = None, time.monotonic() + 120
+        while runner is None and proc.poll() is None and time.monotonic() < deadline:
+            mine = set(proctags.find("AIRLAB_TEST_RUN", tag))
+            engine = mine & set(proctags.find("AIRLAB_TRIAL"))
+            if engine and mine & set(proctags.find("AIRLAB_LOAD_ID")):  # the loaded trial runs
+                runner = _owner(engine.pop())
+            time.sleep(0.1)
+        assert runner, f"the loaded trial never started: {proc.communicate()[0][-2000:] if proc.poll() else ''}"
+        time.sleep(0.5)
+        interrupted_at = time.time()
+        os.killpg(proc.pid, signal.SIGINT)
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.communicate(timeout=60)
+    assert proc.returncode != 0 and "Terminating processes on user request" in out, out[-2000:]
+
+    # (a) nothing of the run is left: not the runner's engine or loads, nor anything else
+    deadline = time.monotonic() + 10
+    while (proctags.find("AIRLAB_TEST_RUN", tag) or proctags.find("AIRLAB_RUNNER", str(runner))) \
+            and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = set(proctags.find("AIRLAB_TEST_RUN", tag)) | set(proctags.find("AIRLAB_RUNNER", str(runner)))
+    for pid in left:  # do not leave them to the next test
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"left running after the interrupt: {sorted(left)}"
+
+    # (b) no half-written JSON, and the interrupt is no failed record: the trial is just not done
+    assert not [p for p in (work / "results").rglob("*") if ".tmp" in p.name]
+    assert not (trials / "profcpu1-rep0.json").exists()
+    finished = {p.name: p.stat().st_mtime_ns for p in trials.glob("*.json")}
+    for name in finished:
+        assert json.loads((trials / name).read_text())["status"] == "ok", name
+    log = (work / "results/smoke/logs/interrupt/profcpu1-rep0.log").read_text()
+    assert "interrupted by SIGINT" in log and "no record written" in log, log
+
+    # (c) the next run (rerun-incomplete, from the workflow profile) completes the set
+    r = snakemake(work, "--cores", "2", "--config", only, "--", *targets, timeout=240)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    assert targets[1] in r.stderr  # the interrupted trial was rerun
+    rerun = json.loads((trials / "profcpu1-rep0.json").read_text())
+    assert rerun["status"] == "ok" and rerun["trial"]["started_unix"] > interrupted_at
+    assert json.loads((trials / "base-profnone-rep0.json").read_text())["status"] == "ok"
+    assert {n: (trials / n).stat().st_mtime_ns for n in finished} == finished  # not rerun
+
+
 def test_slurm_profile_plans_the_same_trials(smoke_run, plan):
     """The SLURM executor plugin loads and plans every trial as a cluster job (dry run)."""
     work, _ = smoke_run
@@ -164,12 +254,39 @@ def test_slurm_profile_plans_the_same_trials(smoke_run, plan):
     assert r.stdout.count("rule trial:") == n
 
 
+def lab_caption(lab_report, exp):
+    """The caption under an experiment's figure in the lab's own report."""
+    return re.search(rf"<div class=fig id={exp}>.*?<p class=caption>(.*?)</p>", lab_report, re.S).group(1)
+
+
 def test_snakemake_report_has_the_figures(smoke_run, plan):
-    """`snakemake --report` (Snakemake's own browsable report) carries every flagged figure."""
+    """`snakemake --report` (Snakemake's own browsable report) carries every flagged figure,
+    each with the lab report's caption: the machine's cores and the values measured here."""
     work, _ = smoke_run
     out = work / "snakemake-report.html"
     r = snakemake(work, "smoke", "--report", str(out), timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
     text = out.read_text(errors="replace")
+    lab = (work / "results/smoke/report.html").read_text()
     for exp in plan:
         assert f"{exp}.png" in text
+        assert lab_caption(lab, exp) in text, exp
+    fig08 = lab_caption(lab, "fig08-one-load")
+    assert f"on {machine.facts()['cores']} cores (" in fig08
+    assert re.search(r"by series: mode=fm \d+\.\d\d", fig08), fig08  # a measured slowdown
+
+
+def test_snakemake_report_over_the_lab_reports_copy_loses_nothing(smoke_run):
+    """The issue's `snakemake --report results/report.html` replaces the copy of the lab's
+    report that reproduce_figures leaves there: it says so, the lab's page stays at
+    results/<scale>/report.html, and Snakemake's report carries it."""
+    work, _ = smoke_run
+    lab = work / "results/smoke/report.html"
+    before = lab.read_bytes()
+    shutil.copy(lab, work / "results/report.html")  # as reproduce_figures leaves it
+    r = snakemake(work, "smoke", "--report", "results/report.html", timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "the lab's own report stays at results/<scale>/report.html" in r.stderr
+    assert lab.read_bytes() == before
+    text = (work / "results/report.html").read_text(errors="replace")
+    assert "airlab report" in text and "own self-contained report at scale smoke" in text

@@ -33,16 +33,17 @@ rule figure:
     input:
         table="results/{scale}/tables/{exp}.csv",
         trials=lambda wc: trial_files(wc.scale, wc.exp),
+        claims=config["claims"],
     output:
         png=report("results/{scale}/figures/{exp}.png", caption="report/figure.rst", category="{scale}"),
         svg="results/{scale}/figures/{exp}.svg",
-    params:  # for the caption of `snakemake --report`
-        figure=lambda wc: PLAN[wc.scale][wc.exp][0]["figure"],
-        title=lambda wc: PLAN[wc.scale][wc.exp][0]["title"],
-        finding=lambda wc: PLAN[wc.scale][wc.exp][0]["paper_finding"],
+        # the lab report's caption, for `snakemake --report` (figure.rst includes it)
+        caption="results/{scale}/figures/{exp}.caption.html",
     shell:
         "{PY:q} -m analysis.figures --experiment {wildcards.exp} --table {input.table} "
-        "--out {output.png} --trials {input.trials}"
+        "--out {output.png} --trials {input.trials} && "
+        "{PY:q} -m analysis.caption --experiment {wildcards.exp} --scale {wildcards.scale} "
+        "--table {input.table} --claims {input.claims:q} --out {output.caption}"
 
 
 rule summary:
@@ -60,8 +61,8 @@ rule report:
         summary="results/{scale}/tables/summary.csv",
         figures=lambda wc: [f"results/{wc.scale}/figures/{e}.png" for e in PLAN[wc.scale]],
         tables=lambda wc: [f"results/{wc.scale}/tables/{e}.csv" for e in PLAN[wc.scale]],
-    output:
-        "results/{scale}/report.html",
+    output:  # also in Snakemake's own report, so `--report results/report.html` loses nothing
+        report("results/{scale}/report.html", caption="report/lab-report.rst", category="airlab report"),
     params:
         experiments=lambda wc: " ".join(
             f"--experiment {e} results/{wc.scale}/figures/{e}.png results/{wc.scale}/tables/{e}.csv"

@@ -1,0 +1,164 @@
+"""A figure's caption (HTML): what was run at the report's scale, on which machine, what
+the paper found and, with numbers, what was measured here. The lab's report puts it under
+each figure; the figure rule also writes it beside the figure (results/<scale>/figures/
+<exp>.caption.html) for the captions of `snakemake --report` (workflows/report/figure.rst).
+
+    python -m analysis.caption --experiment NAME --scale S --table T.csv \
+        --claims configs/paper-claims.csv --out FIGURE.caption.html
+"""
+import argparse
+import csv
+import html
+import os
+import statistics
+import sys
+from pathlib import Path
+
+from analysis import claims as claims_mod
+from analysis import locality
+from analysis.stats import number as _f
+from workflows import machine
+from workflows.experiments import at_scale, load_experiment
+
+
+def _rows(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def _values(v):
+    return v if isinstance(v, list) else [v]
+
+
+def _series(r, series):
+    return "+".join(str(r.get(part, "")) for part in series.split("+")) if series else ""
+
+
+def measured_here(exp, ok):
+    """Per series: mean slowdown (range over x values and repetitions) beside the mean
+    prediction the figure draws (Eq. 3 for adaptive modes under 'auto'/'eq3', else Eq. 1/2)."""
+    plot, series = exp["plot"], exp["plot"].get("series")
+    kind = plot.get("prediction", "none")
+    groups = {}
+    for r in ok:
+        if _f(r["slowdown"]) is None or r["profile"] == "none":  # no load: 1 by definition
+            continue
+        eq3 = kind == "eq3" or (kind == "auto" and r.get("mode") in ("adm", "ladm"))
+        g = groups.setdefault(_series(r, series), ([], [], eq3))
+        g[0].append(_f(r["slowdown"]))
+        if _f(r["pred_eq3" if eq3 else "pred_eq1"]) is not None:
+            g[1].append(_f(r["pred_eq3" if eq3 else "pred_eq1"]))
+    parts = []
+    for s, (slow, pred, eq3) in sorted(groups.items()):
+        label = f"{series}={s}" if series else "all trials"
+        text = f"{label} {statistics.mean(slow):.2f}"
+        if len(slow) > 1:
+            text += f" ({min(slow):.2f}-{max(slow):.2f})"
+        if pred:
+            text += f" vs {'Eq. 3' if eq3 else 'proportional'} {statistics.mean(pred):.2f}"
+        parts.append(text)
+    return "; ".join(parts)
+
+
+def plotted_here(exp, ok, col):
+    """The mean of a plotted column per x value and series, e.g. 'mode=adm, profile=cpu-1 0.42'."""
+    x, series = exp["plot"]["x"], exp["plot"].get("series")
+    groups = {}
+    for r in ok:
+        if _f(r.get(col)) is not None:
+            key = f"{x}={r.get(x, '')}" + (f", {series}={_series(r, series)}" if series else "")
+            groups.setdefault(key, []).append(_f(r[col]))
+    return "; ".join(f"{k} {statistics.mean(v):.3g}" for k, v in sorted(groups.items()))
+
+
+def _sweep_values(var, values, facts):
+    """A sweep's values as run here: load_count expressions ('cores/2') resolved for the
+    machine's cores, so the caption says 1, 2 on 2 cores and not 1, cores/2."""
+    values = _values(values)
+    if var == "load_count" and facts.get("cores"):
+        from workflows.experiments import load_counts
+        return load_counts(values, int(facts["cores"]))
+    return values
+
+
+def caption(exp, rows, facts, scale="quick", claims=None):
+    """Configuration at this scale, machine, the paper's finding and, with numbers, what was
+    measured here: per-series slowdown beside its prediction, and each of the experiment's
+    headline claims (summary.csv) beside the paper's value."""
+    ok = [r for r in rows if r["status"] == "ok" and r["baseline"] != "1"]
+    bad = [r for r in rows if r["status"] != "ok"]
+    eng = ", ".join(f"{k}={at_scale(v, scale)}" for k, v in exp["engine"].items())
+    sweep = "; ".join(f"{k} over {', '.join(map(str, _sweep_values(k, at_scale(v, scale), facts)))}"
+                      for k, v in exp["sweep"].items())
+    parts = [f"<b>{html.escape(exp['figure'])}.</b> {html.escape(exp['title'])}.",
+             f"Engine ({html.escape(scale)} scale): {html.escape(eng)}; {html.escape(sweep)}. "
+             f"{len(ok)} trial(s) (plus no-load baselines) on "
+             f"{facts['cores']} cores ({html.escape(facts['cpu_model'])}, Linux {html.escape(facts['kernel'])}).",
+             f"<i>Paper:</i> {html.escape(exp['paper_finding'])}"]
+    if "locality" in (exp["plot"]["y"], exp["plot"].get("y2")) and ok:
+        shown = locality.choose(rows)
+        parts.append(html.escape(locality.sentence(shown)))
+        here = plotted_here(exp, ok, shown["y"])
+        if here:
+            parts.append(f"<i>Here,</i> {html.escape(shown['label'])} (mean): {html.escape(here)}.")
+    here = measured_here(exp, ok)
+    if here:
+        parts.append(f"<i>Here,</i> slowdown (loaded / no-load time; mean, range) by series: {html.escape(here)}.")
+    for cid in exp.get("claims", []):
+        c = (claims or {}).get(cid)
+        if c:
+            verdict = f" ({c['verdict']})" if c["verdict"] else ""
+            parts.append(f"<i>{html.escape(c['claim'])}:</i> paper {html.escape(c['paper_value'])} "
+                         f"on {html.escape(c['paper_platform'])}; here {html.escape(c['measured_here'])}"
+                         f"{html.escape(verdict)}.")
+    faster = [r for r in ok if (_f(r["slowdown"]) or 1.0) < 0.95]
+    if faster:
+        # A loaded run cannot truly beat its no-load run: its baseline was disturbed.
+        parts.append(f"<span class=warn>{len(faster)} trial(s) ran faster under load than their no-load "
+                     "baseline (slowdown below 1): the baseline itself was slow (other work on the machine, "
+                     "or the engine's run-to-run spread), so read these slowdowns with care.</span>")
+    if any(r.get("stand_in") == "1" for r in rows):
+        parts.append("<span class=warn>PARSEC was not installed: its loads are documented stand-ins "
+                     "(see the profiles).</span>")
+    if bad:
+        reasons = sorted({r["reason"] for r in bad})
+        parts.append(f"<span class=warn>{len(bad)} trial(s) failed or could not run here: "
+                     f"{html.escape('; '.join(reasons))}</span>")
+    if exp.get("needs"):
+        parts.append(f"Needs: {html.escape(exp['needs'])}.")
+    return " ".join(p for p in parts if p)
+
+
+def experiment_claims(exp, table, claims_csv):
+    """The experiment's claims as summary.csv has them, measured from its own table (each
+    claim reads only the table of the experiment that lists it; tables are named after it)."""
+    with open(claims_csv) as f:
+        wanted = [c for c in csv.DictReader(f) if c["id"] in exp.get("claims", [])]
+    T = claims_mod.Tables([table])
+    out = {}
+    for c in wanted:
+        measured, verdict = claims_mod.measure(c["id"], T)
+        out[c["id"]] = {**c, "measured_here": measured, "verdict": verdict}
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--experiment", required=True)
+    ap.add_argument("--scale", required=True)
+    ap.add_argument("--table", required=True)
+    ap.add_argument("--claims", required=True, help="configs/paper-claims.csv")
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args(argv)
+    exp = load_experiment(a.experiment)
+    text = caption(exp, _rows(a.table), machine.facts(), a.scale, experiment_claims(exp, a.table, a.claims))
+    out = Path(a.out)
+    tmp = out.with_name(f".{out.name}.tmp.{os.getpid()}")
+    tmp.write_text(f"<p class=caption>{text}</p>\n")
+    os.replace(tmp, out)
+    print(f"caption: {a.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -7,6 +7,7 @@ engine under perf and, at the same instant t0, the profile's loads (their offset
 from t0); wait for the engine (bounded by the timeout); stop the loads; undo the setup;
 write the result atomically. On an error, a timeout or SIGINT/SIGTERM every process,
 cgroup and SLURM job is removed and no result file is written."""
+import errno
 import json
 import os
 import signal
@@ -95,10 +96,18 @@ def _unwritable(d):
         d = d.parent
     if not d.is_dir():
         return f"{d} is not a folder"
+    try:  # an unnamed file: an interrupt at any moment leaves no probe behind
+        os.close(os.open(d, os.O_TMPFILE | os.O_WRONLY, 0o600))
+        return None
+    except OSError as e:
+        if e.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):  # else: fs without O_TMPFILE
+            return e.strerror
     try:
         fd, probe = tempfile.mkstemp(dir=d, prefix=".airlab-probe-")
-        os.close(fd)
-        os.unlink(probe)
+        try:
+            os.close(fd)
+        finally:
+            os.unlink(probe)
     except OSError as e:
         return e.strerror
     return None

@@ -21,7 +21,7 @@ from analysis.predict import predicted_slowdown
 
 COLUMNS = ["experiment", "figure", "trial", "status", "reason", "rep", "baseline", "profile", "setup",
            "mode", "sync", "model", "remote", "epg", "detector", "reactivation", "apte_threshold",
-           "threads", "cores", "n_loads", "ctp_us", "stand_in", "wall_s", "baseline_wall_s",
+           "threads", "cores", "n_loads", "load_processes", "ctp_us", "stand_in", "wall_s", "baseline_wall_s",
            "slowdown", "pred_eq1", "pred_eq3", "committed_events", "efficiency", "event_rate",
            "rollbacks", "locality", "cache_misses", "cache_counter", "cache_note", "load_throughput",
            "load_unit", "solo_throughput", "load_slowdown", "engine_cpu_s"]
@@ -34,6 +34,12 @@ def n_loads(profile):
     for p in profile.get("processes", []):
         total += p.get("threads", 1) * (0.5 if p.get("kind") == "onoff" else 1.0)
     return total
+
+
+def load_processes(profile):
+    """How many load processes ran: the paper's "number of loads" (Fig. 17 counts on-off
+    loads, each demanding half a CPU, so n_loads is half of it there)."""
+    return len(profile.get("processes", []))
 
 
 def ctp(profile):
@@ -50,7 +56,7 @@ def row_of(trial, experiment, figure):
     row.update(experiment=experiment, figure=figure, trial=t["id"], status=trial["status"],
                reason="; ".join(trial.get("reasons", []) or [trial.get("reason", "")]).strip("; "),
                rep=t["rep"], baseline=int(t["id"].startswith("base-")), profile=t["profile"],
-               setup=t["setup"], n_loads=n_loads(prof), ctp_us=ctp(prof) or "",
+               setup=t["setup"], n_loads=n_loads(prof), load_processes=load_processes(prof), ctp_us=ctp(prof) or "",
                stand_in=int(bool(prof.get("stand_in"))), cores=trial.get("machine", {}).get("cores", ""))
     for k, v in (t.get("labels") or {}).items():
         if k in row and not row[k]:

@@ -125,7 +125,7 @@ def measure(cid, T):
     if cid in ("pcs", "onoff_loads"):
         exp = "fig15-pcs" if cid == "pcs" else "fig17-onoff-loads"
         n = paper_point(T, exp)
-        r = _ratio(T.mean(exp, "wall_s", mode="fm", n_loads=n), T.mean(exp, "wall_s", mode="ladm", n_loads=n))
+        r = _ratio(T.mean(exp, "wall_s", mode="fm", load_processes=n), T.mean(exp, "wall_s", mode="ladm", load_processes=n))
         return f"FM / LADM time {fmt(r)} with {_loads(n)} loads", _verdict(r, 1.0, more=True)
     if cid == "onoff_ctp":
         best, at = None, None
@@ -152,7 +152,7 @@ def measure(cid, T):
 def paper_point(T, exp):
     """The measured load count nearest the paper's comparison point for Fig. 15/17: 5 loads
     on 8 cores, 30 on 48, i.e. 5*cores/8 (the larger on a tie, as the paper leans high)."""
-    loads = [n for n in (_f(v) for v in T.values(exp, "n_loads")) if n is not None]
+    loads = [n for n in (_f(v) for v in T.values(exp, "load_processes")) if n is not None]
     cores = [c for c in (_f(r["cores"]) for r in T.rows.get(exp, [])) if c]
     if not loads:
         return None

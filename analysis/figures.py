@@ -28,7 +28,7 @@ from workflows.experiments import load_experiment  # noqa: E402
 LABELS = {"slowdown": "slowdown (loaded / no-load time)", "wall_s": "run time (s)",
           "efficiency": "efficiency (committed / processed)", "locality": locality.ENGINE_FIGURE,
           "load_slowdown": "the loads' own slowdown", "event_rate": "committed events/s",
-          "n_loads": "CPU-bound loads (CPUs demanded)", "ctp_us": "CTP (us)", "remote": "remote share",
+          "n_loads": "CPU-bound loads (CPUs demanded)", "load_processes": "loads (processes)", "ctp_us": "CTP (us)", "remote": "remote share",
           "epg": "event granularity (EPG)", "apte_threshold": "APTE threshold", "active_threads": "active threads"}
 
 PREDICTED = {"eq1": "proportional (Eq. 1/2)", "eq3": "adaptive (Eq. 3)",

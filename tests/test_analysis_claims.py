@@ -54,11 +54,11 @@ def test_pcs_claim_is_read_at_the_papers_load_point(tmp_path):
     compared, not the largest count measured."""
     def row(mode, n, wall):
         return {"experiment": "fig15-pcs", "status": "ok", "baseline": "0", "mode": mode,
-                "n_loads": n, "wall_s": wall, "cores": "16"}
+                "load_processes": n, "wall_s": wall, "cores": "16"}
     t = table(tmp_path / "fig15-pcs.csv", [
-        row("fm", "8.0", "2.0"), row("ladm", "8.0", "1.0"),
-        row("fm", "10.0", "3.0"), row("ladm", "10.0", "1.0"),
-        row("fm", "32.0", "1.0"), row("ladm", "32.0", "2.0"),
+        row("fm", "8", "2.0"), row("ladm", "8", "1.0"),
+        row("fm", "10", "3.0"), row("ladm", "10", "1.0"),
+        row("fm", "32", "1.0"), row("ladm", "32", "2.0"),
     ])
     s = summary(tmp_path, [t])
     assert s["pcs"]["measured_here"] == "FM / LADM time 3.00x with 10 loads"

@@ -128,15 +128,20 @@ def test_rerun_has_nothing_to_do(smoke_run):
     assert "rule trial" not in r.stdout, r.stdout[-2000:]
 
 
-EDITABLE = textwrap.dedent("""\
-    figure: Fig. 98
-    title: a scratch experiment for the rerun test
-    paper_finding: none
-    smoke: true
-    engine: {model: phold, threads: 1, lps_per_pe: 50, end_time: 50, mode: fm}
-    sweep: {profile: [none]}
-    plot: {kind: line, x: profile, series: profile, y: wall_s}
-    """)
+def scratch_experiment(figure, purpose, lps_per_pe, end_time, profile):
+    """A one-trial smoke experiment of our own, written by a test."""
+    return textwrap.dedent(f"""\
+        figure: {figure}
+        title: a scratch experiment for the {purpose} test
+        paper_finding: none
+        smoke: true
+        engine: {{model: phold, threads: 1, lps_per_pe: {lps_per_pe}, end_time: {end_time}, mode: fm}}
+        sweep: {{profile: [{profile}]}}
+        plot: {{kind: line, x: profile, series: profile, y: wall_s}}
+        """)
+
+
+EDITABLE = scratch_experiment("Fig. 98", "rerun", 50, 50, "none")
 
 
 def test_edited_experiment_reruns_exactly_its_trials(tmp_path):
@@ -162,15 +167,8 @@ def test_edited_experiment_reruns_exactly_its_trials(tmp_path):
     assert [p for p in planned if "/trials/" in p] == [targets[0]], r.stdout[-3000:]
 
 
-INTERRUPTIBLE = textwrap.dedent("""\
-    figure: Fig. 97
-    title: a scratch experiment for the interruption test
-    paper_finding: none
-    smoke: true
-    engine: {model: phold, threads: 1, lps_per_pe: 1000, end_time: 40000, mode: fm}
-    sweep: {profile: [cpu-1]}
-    plot: {kind: line, x: profile, series: profile, y: wall_s}
-    """)  # each trial's engine runs some 3 s; the loaded one beside one CPU-bound load
+# Each trial's engine runs some 3 s; the loaded one beside one CPU-bound load.
+INTERRUPTIBLE = scratch_experiment("Fig. 97", "interruption", 1000, 40000, "cpu-1")
 
 
 def _owner(pid):

@@ -25,7 +25,7 @@ from workflows.paths import CONFIGS, EXPERIMENTS, SCHEMAS
 
 TRIAL_VARS = ("profile", "setup", "load_count")  # sweep variables that are not engine options
 COUNT_VAR = "load_count"
-DERIVED = ("n_loads", "ctp_us", "t_s")  # table columns computed from each trial's record
+DERIVED = ("n_loads", "load_processes", "ctp_us", "t_s")  # table columns computed from each trial's record
 
 
 class ExperimentError(Exception):
@@ -105,7 +105,7 @@ def load_experiment(name_or_path):
                           f"nor a derived one ({', '.join(DERIVED)})")
         if var and COUNT_VAR in parts:
             errors.append(f"{path}: plot.{key}: plot the number of loads as the derived n_loads "
-                          f"(CPUs the loads demand, from each trial's record), not {COUNT_VAR}")
+                          f"(CPUs the loads demand) or load_processes (from each trial's record), not {COUNT_VAR}")
     for var in data.get("engine", {}):
         if var in TRIAL_VARS:
             errors.append(f"{path}: engine.{var}: {var} is a trial variable; put it under sweep")

@@ -39,7 +39,8 @@ def _same(a, b):
 
 
 def _loads(n):
-    return "n/a" if n is None else f"{n:g}"
+    """'1 load', '2 loads', '1.5 loads' (CPUs demanded), or 'n/a loads' with no data."""
+    return "n/a loads" if n is None else f"{n:g} load{'' if n == 1 else 's'}"
 
 
 def _ratio(a, b):
@@ -69,7 +70,7 @@ def measure(cid, T):
         n = max((_f(v) for v in T.values("fig03-optimistic-vs-conservative", "n_loads")), default=None)
         o = T.mean("fig03-optimistic-vs-conservative", "slowdown", sync="optimistic", n_loads=n)
         c = T.mean("fig03-optimistic-vs-conservative", "slowdown", sync="conservative", n_loads=n)
-        return f"with {_loads(n)} loads: optimistic {fmt(o)}, conservative {fmt(c)}", _verdict(o, c, more=True)
+        return f"with {_loads(n)}: optimistic {fmt(o)}, conservative {fmt(c)}", _verdict(o, c, more=True)
     if cid == "adm_threshold":
         ths = T.values("fig04-adm-threshold", "apte_threshold")
         walls = {t: T.mean("fig04-adm-threshold", "wall_s", apte_threshold=t) for t in ths}
@@ -126,7 +127,7 @@ def measure(cid, T):
         exp = "fig15-pcs" if cid == "pcs" else "fig17-onoff-loads"
         n = paper_point(T, exp)
         r = _ratio(T.mean(exp, "wall_s", mode="fm", load_processes=n), T.mean(exp, "wall_s", mode="ladm", load_processes=n))
-        return f"FM / LADM time {fmt(r)} with {_loads(n)} loads", _verdict(r, 1.0, more=True)
+        return f"FM / LADM time {fmt(r)} with {_loads(n)}", _verdict(r, 1.0, more=True)
     if cid == "onoff_ctp":
         best, at = None, None
         for c in T.values("fig16-onoff-ctp", "ctp_us"):

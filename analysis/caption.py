@@ -16,14 +16,9 @@ from pathlib import Path
 
 from analysis import claims as claims_mod
 from analysis import locality
-from analysis.stats import number as _f
+from analysis.stats import number as _f, read_rows
 from workflows import machine
 from workflows.experiments import at_scale, load_experiment
-
-
-def _rows(path):
-    with open(path) as f:
-        return list(csv.DictReader(f))
 
 
 def _values(v):
@@ -151,7 +146,7 @@ def main(argv=None):
     ap.add_argument("--out", required=True)
     a = ap.parse_args(argv)
     exp = load_experiment(a.experiment)
-    text = caption(exp, _rows(a.table), machine.facts(), a.scale, experiment_claims(exp, a.table, a.claims))
+    text = caption(exp, read_rows(a.table), machine.facts(), a.scale, experiment_claims(exp, a.table, a.claims))
     out = Path(a.out)
     tmp = out.with_name(f".{out.name}.tmp.{os.getpid()}")
     tmp.write_text(f"<p class=caption>{text}</p>\n")

@@ -9,7 +9,6 @@ figure, and its title says which and why (analysis/locality.py).
         --out results/<scale>/figures/X.png [--trials TRIAL.json ...]
 """
 import argparse
-import csv
 import json
 import os
 import sys
@@ -22,7 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from analysis import locality  # noqa: E402
-from analysis.stats import mean_ci, number as _num  # noqa: E402
+from analysis.stats import mean_ci, number as _num, read_rows  # noqa: E402
 from workflows.experiments import load_experiment  # noqa: E402
 
 LABELS = {"slowdown": "slowdown (loaded / no-load time)", "wall_s": "run time (s)",
@@ -33,11 +32,6 @@ LABELS = {"slowdown": "slowdown (loaded / no-load time)", "wall_s": "run time (s
 
 PREDICTED = {"eq1": "proportional (Eq. 1/2)", "eq3": "adaptive (Eq. 3)",
              "auto": "predicted (Eq. 1/2; Eq. 3 for ADM/LADM)"}
-
-
-def read_rows(path):
-    with open(path) as f:
-        return list(csv.DictReader(f))
 
 
 def series_of(r, series):

@@ -8,7 +8,6 @@ and every trial that failed or could not run here, with its reason.
 """
 import argparse
 import base64
-import csv
 import html
 import os
 import sys
@@ -16,6 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from analysis.caption import caption
+from analysis.stats import read_rows
 from workflows import machine
 from workflows.experiments import load_experiment
 
@@ -23,11 +23,6 @@ CSS = """body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222
 table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:4px 6px;vertical-align:top}
 th{background:#f0f0f0}.agrees{color:#176d1f}.differs{color:#a32}.fig{margin:2em 0;border-top:1px solid #ddd}
 img{max-width:100%}.caption{font-size:14px;line-height:1.4}.warn{color:#a32}code{font-size:12px}"""
-
-
-def _rows(path):
-    with open(path) as f:
-        return list(csv.DictReader(f))
 
 
 def build(scale, summary, experiments, out):
@@ -42,7 +37,7 @@ def build(scale, summary, experiments, out):
          "<h2>The paper's claims beside this machine</h2><table><tr><th>figure</th><th>claim</th>"
          "<th>paper</th><th>measured here</th><th></th></tr>"]
     claims = {}
-    for r in _rows(summary):
+    for r in read_rows(summary):
         claims[r["id"]] = r
         h.append(f"<tr><td>{html.escape(r['figure'])}</td><td>{html.escape(r['claim'])}</td>"
                  f"<td>{html.escape(r['paper_value'])} ({html.escape(r['paper_platform'])})</td>"
@@ -51,13 +46,13 @@ def build(scale, summary, experiments, out):
     h.append("</table>")
     for name, png, table in experiments:
         exp = load_experiment(name)
-        rows = _rows(table)
+        rows = read_rows(table)
         data = base64.b64encode(Path(png).read_bytes()).decode()
         h.append(f"<div class=fig id={html.escape(name)}><h2>{html.escape(exp['figure'])}</h2>"
                  f"<img alt='{html.escape(exp['title'])}' src='data:image/png;base64,{data}'>"
                  f"<p class=caption>{caption(exp, rows, facts, scale, claims)}</p>"
                  f"<p><code>{html.escape(str(table))}</code>, <code>{html.escape(str(Path(png).with_suffix('.svg')))}</code></p></div>")
-    failed = [(name, r) for name, _, table in experiments for r in _rows(table) if r["status"] != "ok"]
+    failed = [(name, r) for name, _, table in experiments for r in read_rows(table) if r["status"] != "ok"]
     h.append(f"<h2 id=failed>Trials that failed or could not run here ({len(failed)})</h2>")
     if failed:
         h.append("<table><tr><th>experiment</th><th>trial</th><th>status</th><th>reason</th></tr>")

@@ -1,4 +1,6 @@
-"""Mean and 95% confidence interval over repetitions (Student's t; no SciPy needed)."""
+"""Reading the lab's tables: their rows and cells, and the mean and 95% confidence interval
+over repetitions (Student's t; no SciPy needed)."""
+import csv
 import math
 
 # Two-sided 95% t quantiles for 1..30 degrees of freedom; beyond, the normal 1.96.
@@ -27,3 +29,9 @@ def number(v):
         return float(v)
     except (TypeError, ValueError):
         return None
+
+
+def read_rows(path):
+    """A table's rows as dicts of strings (results/<scale>/tables/*.csv)."""
+    with open(path) as f:
+        return list(csv.DictReader(f))

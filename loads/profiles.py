@@ -51,6 +51,19 @@ def resolve_count(value, cores=None):
     return max(1, n)
 
 
+def parse_load_count(value, cores=None):
+    """A load count (--load-count, sweep.load_count) as a number >= 1: an integer, a string of
+    digits, or an expression in cores. ValueError (with the reason) for anything else."""
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool):
+        raise ValueError(f"'{value}' is not a count")
+    n = resolve_count(value, cores)
+    if n < 1:
+        raise ValueError(f"{value} is not >= 1 (for no load use the profile none)")
+    return n
+
+
 def looks_like_path(name_or_path):
     """A path to a YAML file rather than the name of a profile in configs/profiles/."""
     return Path(name_or_path).suffix in (".yaml", ".yml") or os.sep in str(name_or_path)
@@ -197,16 +210,10 @@ def with_load_count(data, path, load_count, cores=None):
     """(profile data, n): the profile's one process entry (and its fallback) with its count
     replaced by `load_count` (an integer >= 1, or an expression in cores) resolved to n.
     Raises ProfileError for a bad count or a profile without exactly one process entry."""
-    if isinstance(load_count, str) and load_count.strip().isdigit():
-        load_count = int(load_count)
     try:
-        if isinstance(load_count, bool):
-            raise ValueError(f"'{load_count}' is not a count")
-        n = resolve_count(load_count, cores)
+        n = parse_load_count(load_count, cores)
     except ValueError as e:
         raise ProfileError([f"load count: {e}"])
-    if n < 1:
-        raise ProfileError([f"load count: {load_count} is not >= 1 (for no load use the profile none)"])
     procs = data["processes"]
     if len(procs) != 1:
         raise ProfileError([f"{path}: processes: a load count multiplies a profile's one process entry; "

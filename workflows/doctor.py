@@ -79,7 +79,7 @@ def perf_status():
 
 def doctor_cmd(args):
     from loads.profiles import ProfileError, list_profiles, resolve_profile
-    from workflows.setups import list_setups, open_setup
+    from workflows.setups import KINDS, kind_module, list_setups, open_setup
     f = machine.facts()
     print("machine")
     _line(None, "cores", f"{f['cores']} usable ({f['online_cpus']} online), {f['cpu_model']}")
@@ -91,9 +91,10 @@ def doctor_cmd(args):
     _line(os.path.exists("/proc/thread-self/schedstat"), "rq detector",
           "/proc/thread-self/schedstat" + ("" if os.path.exists("/proc/thread-self/schedstat") else " is missing"))
     print("cgroups")
-    for ctrl, setups in (("cpu", "quota, weight"), ("cpuset", "cpuset")):  # each setup needs only its own
+    for ctrl in cgroups.CONTROLLERS:  # each setup needs only its own (its module's CONTROLLERS)
+        users = ", ".join(k for k in KINDS if ctrl in getattr(kind_module(k), "CONTROLLERS", ()))
         version, reason = cgroups.detect((ctrl,))
-        _line(bool(version), f"{ctrl} controller ({setups})", version or reason)
+        _line(bool(version), f"{ctrl} controller ({users})", version or reason)
     _line(None, "controllers", cgroup_controllers())
     from workflows.setups import leftovers
     left = leftovers.stale_cgroups()

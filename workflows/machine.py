@@ -22,7 +22,7 @@ def cpu_model():
 def cgroup_fact():
     """'v2', 'v1', or per controller ('cpu v2; cpuset unusable: ...') when they differ: each
     setup needs only its own controller, so a machine without cpuset still runs quota."""
-    found = {c: cgroups.detect((c,)) for c in ("cpu", "cpuset")}
+    found = {c: cgroups.detect((c,)) for c in cgroups.CONTROLLERS}
     said = {c: version or f"unusable: {reason}" for c, (version, reason) in found.items()}
     if len(set(said.values())) == 1:
         return said["cpu"]

@@ -70,14 +70,11 @@ def trial_cmd(args):
         raise UsageError("--timeout must be > 0 and --rep >= 0")
     load_count = None
     if args.load_count is not None:
-        from loads.profiles import derived_name, resolve_count
-        value = args.load_count.strip()
+        from loads.profiles import derived_name, parse_load_count
         try:
-            load_count = resolve_count(int(value) if value.isdigit() else value)
+            load_count = parse_load_count(args.load_count)
         except ValueError as e:
             raise UsageError(f"--load-count: {e}")
-        if load_count < 1:
-            raise UsageError(f"--load-count {args.load_count!r}: must be >= 1 (for no load use --profile none)")
     labels = {}
     for item in args.label:
         key, sep, value = item.partition("=")

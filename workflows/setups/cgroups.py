@@ -65,6 +65,12 @@ def detect(controllers=CONTROLLERS, mounts=None, v1_root=ROOT):
     return "v1", None
 
 
+def availability(controllers):
+    """(True, None) or (False, reason): a setup that needs only these controllers can run here."""
+    version, reason = detect(controllers)
+    return (True, None) if version else (False, reason)
+
+
 def _write(path, value):
     try:
         Path(path).write_text(str(value))

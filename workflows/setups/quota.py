@@ -6,8 +6,7 @@ CONTROLLERS = ("cpu",)  # cpu alone: a machine without the cpuset controller can
 
 
 def availability(spec):
-    version, reason = cgroups.detect(CONTROLLERS)
-    return (True, None) if version else (False, reason)
+    return cgroups.availability(CONTROLLERS)
 
 
 def apply(s, spec):

@@ -24,6 +24,7 @@ typedef struct air_pe {
     /* touched only by the thread holding the PE (or the GVT leader at a barrier) */
     air_heap pending;
     air_event *proc_head, *proc_tail; /* processed, oldest .. newest (key order) */
+    uint64_t nproc;                   /* length of the processed list */
     air_pool pool;
     air_spsc *in;                     /* in[src_pe]: one queue per sending PE */
     unsigned char *lps;               /* LP records of this PE's LPs */

@@ -7,14 +7,15 @@
 #include <stdint.h>
 #include "model.h"
 
-enum { EV_FREE = 0, EV_PENDING, EV_PROCESSED, EV_INFLIGHT };
+/* EV_CANCELLED: still in the pending heap but cancelled by an anti-message or a rollback;
+ * dropped when it reaches the top (lazy deletion: the heap never tracks positions). */
+enum { EV_FREE = 0, EV_PENDING, EV_PROCESSED, EV_INFLIGHT, EV_CANCELLED };
 
 typedef struct air_event {
     double ts;
     uint64_t src_lp;
     uint64_t send_seq;
     uint64_t dst_lp;
-    int32_t heap_idx;           /* position in the pending heap, -1 when not there */
     uint8_t where;              /* EV_* */
     struct air_event *prev;     /* processed list (older) */
     struct air_event *next;     /* processed list (newer), free list */

@@ -60,7 +60,6 @@ air_event *air_pool_refill(air_pool *p)
     /* Link in reverse so the first buffers handed out are the first in memory. */
     for (int i = SLAB_EVENTS - 1; i >= 0; i--) {
         air_event *e = (air_event *)(slab + (size_t)i * s->event_size);
-        e->heap_idx = -1;
         e->next = p->free;
         p->free = e;
     }

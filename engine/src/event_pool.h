@@ -52,4 +52,13 @@ static inline void air_pool_put(air_pool *p, air_event *e)
     if (++p->nfree > 4 * AIR_POOL_CHAIN) air_pool_spill(p);
 }
 
+/* Hand back a chain of n buffers linked by next, first .. last, in O(1). */
+static inline void air_pool_put_chain(air_pool *p, air_event *first, air_event *last, size_t n)
+{
+    last->next = p->free;
+    p->free = first;
+    p->nfree += n;
+    while (p->nfree > 4 * AIR_POOL_CHAIN) air_pool_spill(p);
+}
+
 #endif

@@ -39,15 +39,16 @@ static void rollback(air_pe *pe, const air_event *key, int inclusive)
         pe->proc_tail = e->prev;
         if (pe->proc_tail) pe->proc_tail->next = NULL;
         else pe->proc_head = NULL;
+        pe->nproc--;
         memcpy(air_pe_lp(pe, e->dst_lp), air_ev_saved(e), rs);
         air_event *c = e->children;
         while (c) {
             air_event *next = c->sibling;
             uint32_t dpe = pe_of(eng, c->dst_lp);
             if (dpe == pe->id) {
-                /* A local child is later than e, so it was already rolled back: pending. */
-                air_heap_remove(&pe->pending, c);
-                air_pool_put(&pe->pool, c);
+                /* A local child is later than e, so it was already rolled back: pending.
+                 * process_batch drops it when it reaches the top of the heap. */
+                c->where = EV_CANCELLED;
             } else {
                 air_spsc_push(&eng->pes[dpe].in[pe->id], (void *)((uintptr_t)c | ANTI_TAG));
             }
@@ -69,9 +70,8 @@ static void receive(air_pe *pe, air_event *e)
 
 static void cancel(air_pe *pe, air_event *e)
 {
-    if (e->where == EV_PROCESSED) rollback(pe, e, 1);
-    air_heap_remove(&pe->pending, e);
-    air_pool_put(&pe->pool, e);
+    if (e->where == EV_PROCESSED) rollback(pe, e, 1); /* puts it back in the heap */
+    e->where = EV_CANCELLED;
 }
 
 uint64_t air_pe_drain(air_pe *pe)
@@ -89,20 +89,26 @@ uint64_t air_pe_drain(air_pe *pe)
     return n;
 }
 
+/* Commit the processed events earlier than gvt and recycle their buffers. The boundary is
+ * found from the newest end, so only the few uncommitted (recently handled, still cached)
+ * events are read; the committed prefix goes back to the pool as one chain. */
 void air_pe_fossil(air_pe *pe, double gvt)
 {
-    uint64_t n = 0;
-    air_event *e = pe->proc_head;
-    while (e && e->ts < gvt) {
-        air_event *next = e->next;
-        air_pool_put(&pe->pool, e);
-        e = next;
-        n++;
+    air_event *last = pe->proc_tail;
+    uint64_t kept = 0;
+    while (last && !(last->ts < gvt)) {
+        last = last->prev;
+        kept++;
     }
-    pe->proc_head = e;
-    if (e) e->prev = NULL;
+    if (!last) return;
+    uint64_t n = pe->nproc - kept;
+    air_event *first = pe->proc_head;
+    pe->proc_head = last->next;
+    if (pe->proc_head) pe->proc_head->prev = NULL;
     else pe->proc_tail = NULL;
-    if (n) atomic_fetch_add_explicit(&pe->committed, n, memory_order_relaxed);
+    pe->nproc = kept;
+    air_pool_put_chain(&pe->pool, first, last, n);
+    atomic_fetch_add_explicit(&pe->committed, n, memory_order_relaxed);
 }
 
 static uint64_t process_batch(air_engine *eng, air_pe *pe, uint64_t max)
@@ -114,6 +120,10 @@ static uint64_t process_batch(air_engine *eng, air_pe *pe, uint64_t max)
     uint64_t n = 0;
     while (n < max && air_heap_min_ts(&pe->pending) < bound) {
         air_event *e = air_heap_pop(&pe->pending);
+        if (e->where == EV_CANCELLED) {
+            air_pool_put(&pe->pool, e);
+            continue;
+        }
         air_lp_record *lp = air_pe_lp(pe, e->dst_lp);
         memcpy(air_ev_saved(e), lp, rs);
         e->children = NULL;
@@ -131,6 +141,7 @@ static uint64_t process_batch(air_engine *eng, air_pe *pe, uint64_t max)
         n++;
     }
     pe->processed += n;
+    pe->nproc += n;
     return n;
 }
 

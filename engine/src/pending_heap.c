@@ -31,28 +31,9 @@ static void sift_up(air_heap *h, size_t i)
         size_t p = (i - 1) / 2;
         if (!before(&x, &h->a[p])) break;
         h->a[i] = h->a[p];
-        h->a[i].ev->heap_idx = (int32_t)i;
         i = p;
     }
     h->a[i] = x;
-    x.ev->heap_idx = (int32_t)i;
-}
-
-static void sift_down(air_heap *h, size_t i)
-{
-    air_heap_entry x = h->a[i];
-    size_t n = h->n;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && before(&h->a[c + 1], &h->a[c])) c++;
-        if (!before(&h->a[c], &x)) break;
-        h->a[i] = h->a[c];
-        h->a[i].ev->heap_idx = (int32_t)i;
-        i = c;
-    }
-    h->a[i] = x;
-    x.ev->heap_idx = (int32_t)i;
 }
 
 void air_heap_push(air_heap *h, air_event *e)
@@ -86,7 +67,6 @@ air_event *air_heap_pop(air_heap *h)
     if (!h->n) return NULL;
     air_heap_entry *a = h->a;
     air_event *e = a[0].ev;
-    e->heap_idx = -1;
     size_t n = --h->n;
     if (!n) return e;
     air_heap_entry x = a[n];
@@ -94,32 +74,18 @@ air_event *air_heap_pop(air_heap *h)
     while ((c = 2 * i + 1) + 1 < n) {
         c = earlier_child(a, c);
         a[i] = a[c];
-        a[i].ev->heap_idx = (int32_t)i;
         i = c;
     }
     if (c < n) { /* a last, single child */
         a[i] = a[c];
-        a[i].ev->heap_idx = (int32_t)i;
         i = c;
     }
     while (i > 0) {
         size_t p = (i - 1) / 2;
         if (!before(&x, &a[p])) break;
         a[i] = a[p];
-        a[i].ev->heap_idx = (int32_t)i;
         i = p;
     }
     a[i] = x;
-    x.ev->heap_idx = (int32_t)i;
     return e;
-}
-
-void air_heap_remove(air_heap *h, air_event *e)
-{
-    size_t i = (size_t)e->heap_idx;
-    e->heap_idx = -1;
-    if (i == --h->n) return;
-    h->a[i] = h->a[h->n];
-    if (i > 0 && before(&h->a[i], &h->a[(i - 1) / 2])) sift_up(h, i);
-    else sift_down(h, i);
 }

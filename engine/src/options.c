@@ -53,7 +53,7 @@ static const optdef table[] = {
     { "epg", "N", "0", "phold: iterations of real computation per event (event granularity)", K_UINT, O(epg), NULL, 0, 1e12, 0 },
     { "end-time", "F", "10000", "simulated end time (> 0); events at or after it are not handled", K_DOUBLE, O(end_time), NULL, 0, BIG, 1 },
     { "batch", "N", "24", "events a thread handles per loop iteration on a PE", K_UINT, O(batch), NULL, 1, 1e9, 0 },
-    { "gvt-interval", "N", "128", "loop iterations between GVT rounds (detection every N/4)", K_UINT, O(gvt_interval), NULL, 1, 1e9, 0 },
+    { "gvt-interval", "N", "32", "loop iterations between GVT rounds (detection every N/4)", K_UINT, O(gvt_interval), NULL, 1, 1e9, 0 },
     { "detector", "NAME", "pi", "adm/ladm interference detector: apte | pi | rq", K_CHOICE, O(detector), "apte|pi|rq", 0, 0, 0 },
     { "reactivation", "NAME", "rap", "adm/ladm reactivation policy: pr | rap", K_CHOICE, O(reactivation), "pr|rap", 0, 0, 0 },
     { "apte-threshold", "F", "5.4", "apte: deactivate the slowest thread when max/min time per event exceeds F", K_DOUBLE, O(apte_threshold), NULL, 1, BIG, 0 },

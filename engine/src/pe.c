@@ -89,24 +89,34 @@ uint64_t air_pe_drain(air_pe *pe)
     return n;
 }
 
-/* Commit the processed events earlier than gvt and recycle their buffers. The boundary is
- * found from the newest end, so only the few uncommitted (recently handled, still cached)
- * events are read; the committed prefix goes back to the pool as one chain. */
+/* Commit the processed events earlier than gvt and recycle their buffers as one chain.
+ * The boundary is searched from both ends at once, so the cost is that of the shorter side:
+ * usually the few uncommitted (recent, cached) events, but when a PE runs far ahead of GVT
+ * (no remote events couple it to the others) the committed prefix is the short one. */
 void air_pe_fossil(air_pe *pe, double gvt)
 {
-    air_event *last = pe->proc_tail;
-    uint64_t kept = 0;
-    while (last && !(last->ts < gvt)) {
-        last = last->prev;
-        kept++;
+    air_event *f = pe->proc_head, *b = pe->proc_tail, *last;
+    uint64_t n;
+    for (uint64_t k = 0;; k++) {
+        if (!f || !(f->ts < gvt)) { /* the first k events are committed */
+            last = f ? f->prev : pe->proc_tail;
+            n = k;
+            break;
+        }
+        if (b->ts < gvt) { /* all but the last k are committed */
+            last = b;
+            n = pe->nproc - k;
+            break;
+        }
+        f = f->next;
+        b = b->prev;
     }
-    if (!last) return;
-    uint64_t n = pe->nproc - kept;
+    if (!n) return;
     air_event *first = pe->proc_head;
     pe->proc_head = last->next;
     if (pe->proc_head) pe->proc_head->prev = NULL;
     else pe->proc_tail = NULL;
-    pe->nproc = kept;
+    pe->nproc -= n;
     air_pool_put_chain(&pe->pool, first, last, n);
     atomic_fetch_add_explicit(&pe->committed, n, memory_order_relaxed);
 }

@@ -12,16 +12,19 @@
 enum { EV_FREE = 0, EV_PENDING, EV_PROCESSED, EV_INFLIGHT, EV_CANCELLED };
 
 typedef struct air_event {
+    /* first cache line: the key, the payload and the state, all a handler and the heap's
+     * tie-break read */
     double ts;
-    uint64_t src_lp;
     uint64_t send_seq;
-    uint64_t dst_lp;
+    uint32_t src_lp;            /* LP ids fit 32 bits: options refuse more than 4e9 LPs */
+    uint32_t dst_lp;
+    unsigned char payload[AIR_PAYLOAD_MAX]; /* at offset 24: 8-byte aligned */
     uint8_t where;              /* EV_* */
+    /* second cache line: links, then the saved LP record */
     struct air_event *prev;     /* processed list (older) */
     struct air_event *next;     /* processed list (newer), free list */
     struct air_event *children; /* events sent while handling this one (for cancellation) */
     struct air_event *sibling;  /* next child of the same parent */
-    unsigned char payload[AIR_PAYLOAD_MAX];
     /* saved LP record follows, aligned to 8 */
 } air_event;
 

@@ -283,7 +283,7 @@ static int validate(air_options *o, int pes_given, int lps_given)
         return 2;
     }
     if (!lps_given && o->model_def->default_num_lps && default_lps(o)) return 2;
-    if ((double)o->pes * (double)o->lps_per_pe > 4e9) {
+    if ((double)o->pes * (double)o->lps_per_pe > 4e9) { /* events hold LP ids in 32 bits */
         fprintf(stderr, "airpdes: too many LPs (--pes x --lps-per-pe > 4e9)\n");
         return 2;
     }

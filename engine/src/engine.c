@@ -53,8 +53,13 @@ air_engine *air_engine_create(air_options *o)
     e->detector = e->adaptive ? detector_named(o->detector) : NULL;
     e->reactivation = !strcmp(o->reactivation, "pr") ? &air_reactivation_pr : &air_reactivation_rap;
     e->sync = strcmp(o->sync, "conservative") ? &air_sync_optimistic : &air_sync_conservative;
-    e->detect_period = o->gvt_interval / 4 ? o->gvt_interval / 4 : 1;
-    e->react_period = 10;
+    /* Adaptation keeps its own cadence, in iterations, whatever the GVT interval: detection
+     * every detect_interval iterations and a reactivation attempt every 40 detection
+     * periods, at the first GVT round after it (32 and 1280 iterations by default, as with
+     * the earlier coupling to a GVT interval of 128: a shorter interval must not multiply
+     * the probing, which costs PI a few sched_yield() calls each time). */
+    e->detect_period = o->detect_interval;
+    e->react_period = (40 * o->detect_interval + o->gvt_interval - 1) / o->gvt_interval;
 
     /* seq keeps all LPs in one PE structure (one queue); parallel modes one per PE. */
     e->npes = e->seq ? 1 : in->num_pes;

@@ -24,6 +24,7 @@ typedef struct air_options {
     double end_time;
     uint64_t batch;
     uint64_t gvt_interval;
+    uint64_t detect_interval;
     const char *detector;
     const char *reactivation;
     double apte_threshold;

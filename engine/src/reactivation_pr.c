@@ -1,5 +1,5 @@
-/* Periodic reactivation: every react_period GVT rounds (10 x the GVT interval in
- * iterations) bring back one inactive thread, round-robin; if the interference is still
+/* Periodic reactivation: every react_period GVT rounds (about 40 detection periods, see
+ * engine.c) bring back one inactive thread, round-robin; if the interference is still
  * there, the detector deactivates it again. */
 #include "engine.h"
 

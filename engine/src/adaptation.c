@@ -101,9 +101,9 @@ void air_adapt_inactive_wait(air_engine *e, air_thread *t)
     pthread_mutex_unlock(&t->mu);
     while (!atomic_load(&e->done) && atomic_load(&e->bar_gen) == atomic_load(&t->join_gen)) sched_yield();
     t->inactive_s += air_wall() - t0;
-    /* Rejoin at the start of a GVT window, like the others; start a fresh detection period. */
+    /* Rejoin in step with the others, who are at an iteration count that is a multiple
+     * of gvt_interval; start a fresh detection period. */
     t->iter = 0;
-    t->window_iter = 0;
     t->period_busy = 0;
     t->period_events = 0;
     t->help_left = 0;

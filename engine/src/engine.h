@@ -49,7 +49,6 @@ struct air_thread {
     pthread_t th;
     air_engine *eng;
     uint64_t iter;
-    uint64_t window_iter;         /* iterations since this thread's last GVT barrier */
     /* mapping state */
     uint32_t cursor;
     int32_t help_pe;

@@ -1,11 +1,6 @@
 /* A worker thread: ask the mapping for a PE, run one iteration on it, release it; every
- * detect_period iterations let the detector look for interference; after gvt_interval
- * iterations join the GVT barrier, and join it at once when another thread already waits
- * there: the round then comes after gvt_interval iterations of the first thread to get
- * there. Waiting for a slower thread to finish its own gvt_interval iterations left the
- * faster one spinning 10-30 us in most rounds (7-13% of fm's time at remote 0.1), and it
- * is needless: a round is correct whenever every active thread has arrived.
- * Inactive threads sleep in air_adapt_inactive_wait. */
+ * detect_period iterations let the detector look for interference; every gvt_interval
+ * iterations join the GVT barrier. Inactive threads sleep in air_adapt_inactive_wait. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
@@ -42,11 +37,7 @@ void *air_thread_main(void *arg)
         }
         t->iter++;
         if (e->detector && t->iter % e->detect_period == 0) e->detector->check(e, t);
-        if (++t->window_iter >= gi || atomic_load_explicit(&e->bar_arrived, memory_order_relaxed) > 0 ||
-            (e->sync->window_over && e->sync->window_over(e))) {
-            air_gvt_barrier(e, t);
-            t->window_iter = 0;
-        }
+        if (t->iter % gi == 0 || (e->sync->window_over && e->sync->window_over(e))) air_gvt_barrier(e, t);
     }
     return NULL;
 }

@@ -278,25 +278,26 @@ def all_trials(cfg, scale, only=None):
     return out
 
 
-# Rough seconds per trial on a 2-core machine, calibrated on a quick run on a busy 2-core VM
-# (16 min of trials + 3.5 min of workflow overhead for 312 trials at 2 repetitions): PHOLD
-# with 1000 LPs per PE ~0.5 s per 1000 time units, EPG ~0.004 s more per unit of EPG, PCS
-# with 2048 cells per PE ~0.8 s per 1000. Under a load FM slows far more than
-# proportionally (x8 here), the adaptive modes about x2. Only used to print an estimate and
-# to keep the quick scale within its budget (tests/test_experiment_config.py).
+# Rough seconds per trial on a 2-core machine, calibrated on a quick run on a quiet 2-core
+# VM (engine 5002278: 457 trials, 8.2 min in trials and 11.3 min of Snakemake): PHOLD with
+# 1000 LPs per PE ~0.16 s per 1000 time units, EPG ~0.0015 s more per unit of EPG, PCS with
+# 2048 cells per PE ~0.35 s per 1000. Under a load FM slows about x3, the adaptive modes
+# about x1.6. Expect up to 3x more on a busy machine, or where FM collapses under a load
+# (an earlier VM: x8, and a 34-minute quick run). Only used to print an estimate and to keep
+# the quick scale within its budget (tests/test_experiment_config.py).
 def estimate_seconds(trial):
     e = trial["engine"]
     span = float(e.get("end_time", 2000)) / 1000
     lps = float(e.get("lps_per_pe", 1000))
     if e.get("model") == "pcs":
-        base = span * lps / 2048 * 0.8
+        base = span * lps / 2048 * 0.35
     else:
-        base = span * lps / 1000 * (0.5 + 0.004 * float(e.get("epg", 0)))
+        base = span * lps / 1000 * (0.16 + 0.0015 * float(e.get("epg", 0)))
     if trial["profile"] != "none":
-        base *= 8 if e.get("mode", "fm") == "fm" else 2
+        base *= 3 if e.get("mode", "fm") == "fm" else 1.6
     if trial["setup"] == "gang":
-        base = base * 2 + 5  # time slices shared with the loads, plus the private SLURM's start
-    return 1.0 + base  # runner start-up, loads, perf
+        base = base * 1.5 + 3  # time slices shared with the loads, plus the private SLURM's start
+    return 0.7 + base  # runner start-up, loads, perf, Snakemake's own work
 
 
 def estimate_minutes(plan):

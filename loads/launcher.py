@@ -195,8 +195,11 @@ class LoadSet:
                 if user_preexec:
                     user_preexec()
             with open(ld.dir / "stdout", "wb") as out, open(ld.dir / "stderr", "wb") as err:
+                # A process group, not a session: sessions are scheduling groups under
+                # sched_autogroup, and the engine must compete with its loads task by task
+                # (workflows/trial.py).
                 ld.popen = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                                            env=env, cwd=ld.dir, start_new_session=True,
+                                            env=env, cwd=ld.dir, process_group=0,
                                             preexec_fn=preexec)
             ld.started = time.monotonic()
             threading.Thread(target=_note_exit, args=(ld,), name=f"exit-{ld.id}", daemon=True).start()

@@ -223,3 +223,21 @@ def test_argument_errors_are_one_line(tmp_path, args, says):
     assert line.startswith("airlab trial: error: ") and says in line, line
     assert line.endswith("(see 'airlab trial --help')")
     assert r.stdout == "" and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs 2 cores: a thread to deactivate")
+def test_pi_sees_the_runners_load(tmp_path):
+    """The PI detector and RAP time sched_yield(), which hands the CPU only to tasks of the
+    same scheduling group. Under sched_autogroup (on by default in Debian's kernels) every
+    session is a group, so the runner keeps the engine and its loads in its own session:
+    LADM next to one CPU-bound load must deactivate a thread, every time. With the engine and
+    the load each in a session of its own (setsid) most runs never did (efficiency 0.2-0.7)."""
+    for i in range(3):
+        out = tmp_path / f"ladm{i}.json"
+        r = run(out, profile="cpu-1", engine=["--mode", "ladm", "--threads", "2", "--pes", "2",
+                                              "--remote", "0.4", "--end-time", "3000",
+                                              "--detector", "pi", "--reactivation", "rap"])
+        assert r.returncode == 0, r.stderr
+        e = json.loads(out.read_text())["engine"]
+        deactivations = [t["deactivations"] for t in e["threads"]]
+        assert sum(deactivations) >= 1, f"run {i}: no deactivation {deactivations}, efficiency {e['efficiency']:.2f}"

@@ -261,9 +261,13 @@ def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_una
                     tag = f"{trial_id}.{os.getpid()}.{time.monotonic_ns()}"
                     with open(wd / "engine.stderr", "wb") as err:
                         t0 = time.monotonic()
+                        # Its own process group (killpg), but the runner's session: with
+                        # sched_autogroup each session is a scheduling group of its own, and
+                        # a competitor in another group is invisible to sched_yield(), which
+                        # is how the PI detector and RAP see it (loads/launcher.py likewise).
                         engine = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err,
                                                   env={**os.environ, "AIRLAB_TRIAL": tag},
-                                                  stdin=subprocess.DEVNULL, start_new_session=True,
+                                                  stdin=subprocess.DEVNULL, process_group=0,
                                                   preexec_fn=applied.engine_hooks.preexec)
                     loads.start(t0)
                     # The evidence that the setup took effect, read once from the processes

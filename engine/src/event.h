@@ -9,7 +9,7 @@
 
 /* EV_CANCELLED: still in the pending heap but cancelled by an anti-message or a rollback;
  * dropped when it reaches the top (lazy deletion: the heap never tracks positions). */
-enum { EV_FREE = 0, EV_PENDING, EV_PROCESSED, EV_INFLIGHT, EV_CANCELLED };
+enum { EV_FREE = 0 /* a fresh (zeroed) buffer; a recycled one keeps its last state */, EV_PENDING, EV_PROCESSED, EV_INFLIGHT, EV_CANCELLED };
 
 typedef struct air_event {
     /* first cache line: the key, the payload and the state, all a handler and the heap's

@@ -44,21 +44,20 @@ static inline air_event *air_pool_get(air_pool *p)
     return e;
 }
 
-static inline void air_pool_put(air_pool *p, air_event *e)
-{
-    e->where = EV_FREE;
-    e->next = p->free;
-    p->free = e;
-    if (++p->nfree > 4 * AIR_POOL_CHAIN) air_pool_spill(p);
-}
-
-/* Hand back a chain of n buffers linked by next, first .. last, in O(1). */
+/* Hand back a chain of n buffers linked by next, first .. last, in O(1) (fossil collection
+ * returns a PE's whole committed prefix this way). A free buffer's `where` is not kept up to
+ * date: nothing reads it before air_send sets it again. */
 static inline void air_pool_put_chain(air_pool *p, air_event *first, air_event *last, size_t n)
 {
     last->next = p->free;
     p->free = first;
     p->nfree += n;
     while (p->nfree > 4 * AIR_POOL_CHAIN) air_pool_spill(p);
+}
+
+static inline void air_pool_put(air_pool *p, air_event *e)
+{
+    air_pool_put_chain(p, e, e, 1);
 }
 
 #endif

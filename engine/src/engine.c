@@ -133,6 +133,7 @@ void air_engine_run(air_engine *e, air_timeline *tl, air_result *r)
         for (uint32_t p = 0; p < e->npes; p++) air_pe_fossil(&e->pes[p], INFINITY);
     }
     r->wall_s = air_wall() - e->t0;
+    r->start_monotonic_s = e->t0;
     if (tl) air_timeline_stop(tl);
     r->committed = r->processed = r->rolled_back = r->rollbacks = 0;
     for (uint32_t p = 0; p < e->npes; p++) {
@@ -183,6 +184,8 @@ void air_engine_write_json(air_engine *e, const air_result *r, FILE *f)
     air_json_start(&j, f);
     air_options_to_json(e->opt, &j);
     air_json_f64(&j, "wall_s", r->wall_s);
+    /* the instant wall_s and the timeline count from, so a runner can put loads on the same clock */
+    air_json_f64(&j, "start_monotonic_s", r->start_monotonic_s);
     air_json_u64(&j, "committed_events", r->committed);
     air_json_u64(&j, "processed_events", r->processed);
     air_json_u64(&j, "rolled_back_events", r->rolled_back);

@@ -10,6 +10,7 @@ struct air_timeline;
 
 typedef struct air_result {
     double wall_s;
+    double start_monotonic_s; /* CLOCK_MONOTONIC at the start of the engine's clock (wall_s and timeline 0) */
     uint64_t committed, processed, rolled_back, rollbacks, gvt_rounds;
     double final_gvt;
     uint64_t checksum;

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine.h"
 #include "engine_api.h"
@@ -53,6 +54,11 @@ air_engine *air_engine_create(air_options *o)
     e->detector = e->adaptive ? detector_named(o->detector) : NULL;
     e->reactivation = !strcmp(o->reactivation, "pr") ? &air_reactivation_pr : &air_reactivation_rap;
     e->sync = strcmp(o->sync, "conservative") ? &air_sync_optimistic : &air_sync_conservative;
+    e->barrier_wait = air_barrier_wait_named(o->barrier_wait);
+    if (!e->barrier_wait) {
+        fprintf(stderr, "airpdes: unknown --barrier-wait %s\n", o->barrier_wait);
+        exit(2);
+    }
     /* Adaptation keeps its own cadence, in iterations, whatever the GVT interval: detection
      * every detect_interval iterations and a reactivation attempt every 40 detection
      * periods, at the first GVT round after it (32 and 1280 iterations by default, as with
@@ -266,6 +272,7 @@ void air_engine_destroy(air_engine *e)
         free(pe->lps);
     }
     for (int i = 0; i < e->nthreads; i++) {
+        if (e->threads[i].rq_fd >= 0) close(e->threads[i].rq_fd);
         pthread_mutex_destroy(&e->threads[i].mu);
         pthread_cond_destroy(&e->threads[i].cv);
     }

@@ -2,7 +2,8 @@
  * work: drain inputs, roll back, handle a batch, fossil-collect), gvt.c (barrier and GVT
  * round), thread_loop.c (a worker thread), mapping_*.c (which PE a thread runs next),
  * detector_*.c and reactivation_*.c (adaptation), seq_run.c (the sequential reference),
- * timeline.c, report.c (JSON and summary), engine.c (set-up, run, tear-down). */
+ * barrier_wait.c (how a thread waits at the barrier), timeline.c, json_out.c, engine.c
+ * (set-up, run, tear-down, the JSON report and summary). */
 #ifndef AIR_ENGINE_H
 #define AIR_ENGINE_H
 
@@ -68,6 +69,7 @@ struct air_thread {
     uint32_t pi_slow;             /* PI: consecutive slow probes (thread-local) */
     _Atomic uint64_t apte_bits;   /* last period's time per event (double bits), 0: none */
     int rq_fd;
+    _Atomic int cpu;              /* CPU it last ran on (set every loop iteration; barrier wait) */
     uint64_t rq_wait0;
     double rq_t0;
     /* statistics */
@@ -94,6 +96,12 @@ typedef struct air_reactivation {
     void (*on_round)(air_engine *e); /* GVT leader, every round, all threads stopped */
 } air_reactivation;
 
+typedef struct air_barrier_wait {
+    const char *name, *help;
+    void (*wait)(air_engine *e, air_thread *t, uint64_t gen); /* returns once bar_gen != gen */
+    void (*wake)(air_engine *e);               /* the leader, after advancing bar_gen */
+} air_barrier_wait;
+
 typedef struct air_sync {
     const char *name;
     void (*on_round)(air_engine *e, double gvt); /* sets each PE's safe_bound */
@@ -118,6 +126,7 @@ struct air_engine {
     const air_detector *detector;
     const air_reactivation *reactivation;
     const air_sync *sync;
+    const air_barrier_wait *barrier_wait;
     uint64_t detect_period;    /* iterations between detector checks */
     uint64_t react_period;     /* GVT rounds between reactivation attempts */
     double t0;                 /* wall clock at the start of the simulation */
@@ -125,6 +134,8 @@ struct air_engine {
     _Atomic int n_active;
     _Atomic int bar_arrived;
     _Atomic uint64_t bar_gen;
+    _Atomic uint32_t bar_word;     /* futex word of the block wait policy (bar_gen's low bits) */
+    _Atomic int bar_sleepers;      /* threads asleep on bar_word */
     _Atomic uint64_t gvt_bits;
     _Atomic uint64_t gvt_round;
     _Atomic int done;
@@ -160,6 +171,9 @@ struct air_ctx {
     double now;
     uint64_t self;
 };
+
+/* barrier_wait.c: NULL for an unknown name */
+const air_barrier_wait *air_barrier_wait_named(const char *name);
 
 /* gvt.c */
 void air_gvt_barrier(air_engine *e, air_thread *t);

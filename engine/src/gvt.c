@@ -6,8 +6,6 @@
  * adaptation decisions (so thread membership never changes while threads are arriving)
  * and ends the run once GVT reaches the end time. Fossil collection is done lazily by the
  * next thread that runs each PE (air_pe_iteration), so it proceeds in parallel. */
-#include <sched.h>
-
 #include "engine.h"
 
 void air_gvt_round(air_engine *e)
@@ -33,30 +31,17 @@ void air_gvt_round(air_engine *e)
     if (e->adaptive) air_adapt_round(e);
 }
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
-
 void air_gvt_barrier(air_engine *e, air_thread *t)
 {
-    (void)t;
     uint64_t gen = atomic_load_explicit(&e->bar_gen, memory_order_acquire);
     int n = atomic_fetch_add_explicit(&e->bar_arrived, 1, memory_order_acq_rel) + 1;
     if (n == atomic_load_explicit(&e->n_active, memory_order_acquire)) {
         air_gvt_round(e);
         atomic_store_explicit(&e->bar_arrived, 0, memory_order_relaxed);
         atomic_store_explicit(&e->bar_gen, gen + 1, memory_order_release);
+        e->barrier_wait->wake(e);
         if (atomic_load(&e->done)) air_adapt_wake_all(e);
         return;
     }
-    /* Spin briefly (the partner is usually about to arrive), then yield so that a waiter
-     * does not starve a descheduled partner sharing its core. */
-    for (int i = 0; i < 2000; i++) {
-        if (atomic_load_explicit(&e->bar_gen, memory_order_acquire) != gen) return;
-        cpu_relax();
-    }
-    while (atomic_load_explicit(&e->bar_gen, memory_order_acquire) == gen) sched_yield();
+    e->barrier_wait->wait(e, t, gen);
 }

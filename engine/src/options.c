@@ -1,7 +1,9 @@
 /* airpdes options: one table gives each option's name, type, default, help line and
  * limits; parsing, validation, --help and the JSON `config` object all read it. */
+#define _GNU_SOURCE
 #include "options.h"
 
+#include <sched.h>
 #include <errno.h>
 #include <libgen.h>
 #include <math.h>
@@ -54,6 +56,9 @@ static const optdef table[] = {
     { "end-time", "F", "10000", "simulated end time (> 0); events at or after it are not handled", K_DOUBLE, O(end_time), NULL, 0, BIG, 1 },
     { "batch", "N", "24", "events a thread handles per loop iteration on a PE", K_UINT, O(batch), NULL, 1, 1e9, 0 },
     { "gvt-interval", "N", "32", "loop iterations between GVT rounds", K_UINT, O(gvt_interval), NULL, 1, 1e9, 0 },
+    { "barrier-wait", "HOW", "auto", "how a thread waits at the GVT barrier: auto | spin | yield | block | adaptive (see GVT barrier below)", K_CHOICE, O(barrier_wait), "auto|spin|yield|block|adaptive", 0, 0, 0 },
+    { "barrier-spin-us", "F", "50", "block: microseconds to spin at the barrier before sleeping", K_DOUBLE, O(barrier_spin_us), NULL, 0, 1e7, 0 },
+    { "optimism-window", "K", "0", "optimistic: handle no event later than the other PEs' least next-event time + K lookaheads (0: no bound)", K_DOUBLE, O(optimism_window), NULL, 0, BIG, 0 },
     { "detect-interval", "N", "32", "adm/ladm: loop iterations between detector checks; pr/rap try a reactivation every 40 of these", K_UINT, O(detect_interval), NULL, 1, 1e9, 0 },
     { "detector", "NAME", "pi", "adm/ladm interference detector: apte | pi | rq", K_CHOICE, O(detector), "apte|pi|rq", 0, 0, 0 },
     { "reactivation", "NAME", "rap", "adm/ladm reactivation policy: pr | rap", K_CHOICE, O(reactivation), "pr|rap", 0, 0, 0 },
@@ -257,6 +262,18 @@ static int default_lps(air_options *o)
     return 2;
 }
 
+/* --barrier-wait auto: spin while every thread can have a CPU of its own (the waiter keeps
+ * its CPU, so a round completes the moment its partner runs; with one or two CPU loads on
+ * 2 cores this kept FM within 1.5-2.5x of Eq. 1 where yield collapsed 10-100x), adaptive
+ * when threads outnumber the usable CPUs (a pure spinner would keep a partner queued
+ * behind it on its CPU for a whole slice per round). Measurements: docs/engine-benchmarks.md. */
+static const char *auto_barrier_wait(const air_options *o)
+{
+    cpu_set_t set;
+    long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
+    return (long)o->threads <= cpus ? "spin" : "adaptive";
+}
+
 static int validate(air_options *o, int pes_given, int lps_given)
 {
     const char *m = o->mode;
@@ -294,6 +311,7 @@ static int validate(air_options *o, int pes_given, int lps_given)
         return 2;
     }
     if (validate_model(o)) return 2;
+    if (strcmp(o->barrier_wait, "auto") == 0) o->barrier_wait = auto_barrier_wait(o);
     if (o->json && check_writable("json", o->json)) return 2;
     if (o->timeline && check_writable("timeline", o->timeline)) return 2;
     if (o->json && o->timeline && same_output(o->json, o->timeline)) {
@@ -427,6 +445,16 @@ void air_options_help(FILE *f)
             "                before GVT + lookahead, so nothing is ever rolled back; works in\n"
             "                every mapping mode (fm, dm, adm, ladm; seq has nothing to\n"
             "                synchronise); refused when the model's lookahead is 0\n"
+            "\nGVT barrier (--barrier-wait; the JSON config records the policy used):\n"
+            "  auto      spin when every thread can have a CPU of its own, else adaptive\n"
+            "  spin      busy-wait: a round completes as soon as the last thread arrives,\n"
+            "            but a thread queued behind the spinner waits for its slice to end\n"
+            "  yield     spin briefly, then sched_yield(): under EEVDF the waiter hands a\n"
+            "            competing program a whole slice, so FM under load crawls (kept to\n"
+            "            measure exactly that)\n"
+            "  block     spin --barrier-spin-us, then sleep until the round is done\n"
+            "  adaptive  spin, but sleep once another engine thread is queued on the\n"
+            "            waiter's CPU (it would wait for the spinner's slice to end)\n"
             "\nDeterminism: the committed event count and the checksum are identical for every\n"
             "mode, thread count, detector and load, given the model options and --seed.\n"
             "\nExamples:\n"

@@ -25,6 +25,9 @@ typedef struct air_options {
     uint64_t batch;
     uint64_t gvt_interval;
     uint64_t detect_interval;
+    const char *barrier_wait;
+    double barrier_spin_us;
+    double optimism_window;
     const char *detector;
     const char *reactivation;
     double apte_threshold;

@@ -30,6 +30,7 @@ void *air_thread_main(void *arg)
             air_adapt_inactive_wait(e, t);
             continue;
         }
+        atomic_store_explicit(&t->cpu, sched_getcpu(), memory_order_relaxed);
         air_pe *pe = e->mapping->acquire(e, t);
         if (pe) {
             air_pe_iteration(e, t, pe);

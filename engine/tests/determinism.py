@@ -1,6 +1,6 @@
 """The determinism contract (DESIGN.md), the backbone of the lab: for a model, its options
 and a seed, every parallel mode (fm, dm, adm, ladm), thread count, detector, reactivation
-policy and synchronisation commits exactly the sequential run's result (committed event
+policy, synchronisation, GVT-barrier wait policy and optimism window commits exactly the sequential run's result (committed event
 count and checksum over the final LP states), with nothing competing, with a CPU-bound
 competitor for the whole run, and with an on-off competitor that comes and goes.
 
@@ -95,6 +95,18 @@ with cpu_competitor():
         check_all(phold(seed, remote), PARALLEL, " + CPU competitor")
     check_all(phold(4, 0.3, epg=2000, end=60), PARALLEL[8:], " + CPU competitor")
 check_exercised("CPU competitor", ["deactivations", "reactivations", "non_primary_iterations"])
+
+# Every GVT-barrier wait policy and the optimism window, alone and beside a CPU-bound
+# competitor (where a waiter spins, yields, sleeps on the futex or sleeps because its
+# partner is queued on its CPU): how a thread waits must never change what is committed.
+WAITS = ["spin", "yield", "block", "adaptive", "auto"]
+for wait in WAITS:
+    for window in (0, 2):
+        opts = ["--barrier-wait", wait, "--optimism-window", window, "--barrier-spin-us", 20]
+        check_all(phold(1, 0.3) + opts, PARALLEL[::2], f" {wait} window {window}")
+        with cpu_competitor():
+            check_all(phold(2, 0.5) + opts, PARALLEL[1::2], f" {wait} window {window} + CPU competitor")
+check_exercised("wait policies", ["deactivations", "non_primary_iterations"])
 
 # An on-off competitor (busy 20 ms, idle 20 ms): detectors fire and reactivation brings
 # threads back many times within a run.

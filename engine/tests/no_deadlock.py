@@ -1,5 +1,5 @@
 """No deadlock, no crash, no wrong result: many short runs with random mode, detector,
-reactivation, threads, PEs, batch and GVT interval, while a CPU-bound competitor starts and
+reactivation, threads, PEs, batch, GVT interval, barrier wait policy and optimism window, while a CPU-bound competitor starts and
 stops at random moments. Every run is bounded by a timeout (a hang fails the test) and must
 commit the sequential result. The random choices come from a fixed seed, so a failure is
 reproducible; each run is printed."""
@@ -35,7 +35,9 @@ try:
                  "--sync", rnd.choice(["optimistic"] * 3 + ["conservative"])]
         extra = ["--batch", rnd.choice([1, 4, 24]), "--gvt-interval", rnd.choice([4, 16, 128]),
                  "--detector", rnd.choice(["apte", "pi", "rq"]),
-                 "--reactivation", rnd.choice(["pr", "rap"]), "--n-batch", rnd.choice([1, 10])]
+                 "--reactivation", rnd.choice(["pr", "rap"]), "--n-batch", rnd.choice([1, 10]),
+                 "--barrier-wait", rnd.choice(["auto", "spin", "yield", "block", "adaptive"]),
+                 "--barrier-spin-us", rnd.choice([0, 50, 2000]), "--optimism-window", rnd.choice([0, 0, 1, 3])]
         key = tuple(map(str, model))
         if key not in refs:
             refs[key] = run(*model, "--mode", "seq")[0]

@@ -1,0 +1,147 @@
+/* How a thread that reached the GVT barrier waits for the last one (--barrier-wait).
+ *
+ * The waiting matters most when another program takes a core: a waiter that gives its CPU
+ * away (sched_yield) under EEVDF hands a whole slice (a tick, ~4 ms) to the competitor
+ * sharing its core, so a round that needs both threads running at once only completes
+ * when their slices happen to overlap; with 2 CPU loads on 2 cores FM then ran one round
+ * per ~3.8 ms instead of per ~0.1 ms (81 s for a 0.7 s run, docs/engine-benchmarks.md).
+ * A waiter that keeps its CPU (spin) completes rounds whenever the partner runs, but
+ * steals the CPU from a partner queued on the same core (more threads than cores).
+ * `block` spins for --barrier-spin-us (a round's work is ~50-100 us, so a partner that
+ * is running arrives within it) and then sleeps on a futex until the leader wakes it:
+ * the CPU goes to whoever needs it, and the wake-up comes the moment the round is done.
+ * `adaptive` spins, but sleeps as soon as a partner is queued on the waiter's own CPU.
+ * `auto` (options.c) is spin with no more threads than CPUs, else adaptive.
+ *
+ *   spin      busy-wait (with the CPU's pause hint) until the round is done
+ *   yield     spin 2000 pauses, then sched_yield() until the round is done (the old default)
+ *   block     spin up to --barrier-spin-us, then sleep on a futex
+ *   adaptive  spin, checking every 50 us whether a partner is queued on this CPU: then sleep */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "engine.h"
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+static inline int round_done(air_engine *e, uint64_t gen)
+{
+    return atomic_load_explicit(&e->bar_gen, memory_order_acquire) != gen;
+}
+
+static void nothing_to_wake(air_engine *e) { (void)e; }
+
+static void spin_wait(air_engine *e, air_thread *t, uint64_t gen)
+{
+    (void)t;
+    while (!round_done(e, gen)) cpu_relax();
+}
+
+static void yield_wait(air_engine *e, air_thread *t, uint64_t gen)
+{
+    (void)t;
+    for (int i = 0; i < 2000; i++) {
+        if (round_done(e, gen)) return;
+        cpu_relax();
+    }
+    while (!round_done(e, gen)) sched_yield();
+}
+
+/* Spin until the round is done or spin_us have passed (the clock is read every 64 pauses,
+ * ~2-5 us). Returns 1 when the round is done. */
+static int bounded_spin(air_engine *e, uint64_t gen, double spin_us)
+{
+    if (!(spin_us > 0)) return round_done(e, gen);
+    double until = air_wall() + spin_us * 1e-6;
+    for (;;) {
+        for (int i = 0; i < 64; i++) {
+            if (round_done(e, gen)) return 1;
+            cpu_relax();
+        }
+        if (air_wall() >= until) return round_done(e, gen);
+    }
+}
+
+static long futex(_Atomic uint32_t *word, int op, uint32_t val)
+{
+    return syscall(SYS_futex, (uint32_t *)word, op, val, NULL, NULL, 0);
+}
+
+/* bar_word follows bar_gen's low 32 bits (set by the leader in block_wake). A sleeper
+ * registers in bar_sleepers before it checks the word, and the leader updates the word
+ * before it reads bar_sleepers (both sequentially consistent), so either the sleeper sees
+ * the new word or the leader sees the sleeper: no lost wake-up. FUTEX_WAIT itself rechecks
+ * the word in the kernel. */
+static void sleep_until_done(air_engine *e, uint64_t gen)
+{
+    uint32_t word = (uint32_t)gen;
+    atomic_fetch_add(&e->bar_sleepers, 1);
+    while (!round_done(e, gen) && atomic_load(&e->bar_word) == word)
+        futex(&e->bar_word, FUTEX_WAIT_PRIVATE, word);
+    atomic_fetch_sub(&e->bar_sleepers, 1);
+}
+
+static void block_wait(air_engine *e, air_thread *t, uint64_t gen)
+{
+    (void)t;
+    if (!bounded_spin(e, gen, e->opt->barrier_spin_us)) sleep_until_done(e, gen);
+}
+
+/* Whether another engine thread is queued behind this waiter on its CPU (it last ran on
+ * the same CPU and has not arrived): then spinning only delays it to the end of the
+ * waiter's slice, so the waiter sleeps. Otherwise the waiter spins: its partners run (or
+ * wait for a competitor) on other CPUs, and a sleeping waiter would leave its CPU idle,
+ * the kernel would pull a queued task onto it (often the other engine thread, which then
+ * shares a CPU with it) and the next rounds would alternate instead of overlap. */
+#define CHECK_EVERY_US 50
+
+static int partner_queued_here(air_engine *e, air_thread *t)
+{
+    int mine = sched_getcpu();
+    for (int i = 0; i < e->nthreads; i++) {
+        air_thread *o = &e->threads[i];
+        if (o != t && atomic_load_explicit(&o->active, memory_order_relaxed) &&
+            atomic_load_explicit(&o->cpu, memory_order_relaxed) == mine)
+            return 1;
+    }
+    return 0;
+}
+
+static void adaptive_wait(air_engine *e, air_thread *t, uint64_t gen)
+{
+    while (!bounded_spin(e, gen, CHECK_EVERY_US))
+        if (partner_queued_here(e, t)) {
+            sleep_until_done(e, gen);
+            return;
+        }
+}
+
+static void block_wake(air_engine *e)
+{
+    atomic_store(&e->bar_word, (uint32_t)atomic_load(&e->bar_gen));
+    if (atomic_load(&e->bar_sleepers) > 0) futex(&e->bar_word, FUTEX_WAKE_PRIVATE, INT_MAX);
+}
+
+static const air_barrier_wait policies[] = {
+    { "spin", "busy-wait until the round is done", spin_wait, nothing_to_wake },
+    { "yield", "spin briefly, then sched_yield() until the round is done", yield_wait, nothing_to_wake },
+    { "block", "spin up to --barrier-spin-us, then sleep until the leader wakes it", block_wait, block_wake },
+    { "adaptive", "spin, but sleep once another engine thread is queued on this CPU", adaptive_wait, block_wake },
+};
+
+const air_barrier_wait *air_barrier_wait_named(const char *name)
+{
+    for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++)
+        if (!strcmp(policies[i].name, name)) return &policies[i];
+    return NULL;
+}

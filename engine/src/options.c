@@ -204,6 +204,26 @@ void air_options_sim_info(const air_options *o, air_sim_info *in)
     in->epg = o->epg;
 }
 
+/* A conservative window spans at most one lookahead of simulated time, or one event when
+ * events are sparser than that (the next window starts at the next event), so a run needs
+ * about end time / max(lookahead, mean gap between events) GVT rounds, each a barrier of
+ * every thread. Millions of them take minutes however small the model (a run with
+ * --lookahead 1e-06 ran past 120 s): say so before the run, and why. The event density
+ * is estimated from the initial population (--events-per-lp per LP, each event moving
+ * its LP --mean + --lookahead ahead on average). */
+#define WINDOW_WARN_ROUNDS 1e6
+
+static void warn_window_count(const air_options *o, const air_sim_info *in, double lookahead)
+{
+    double population = (double)in->num_lps * (double)(o->events_per_lp ? o->events_per_lp : 1);
+    double gap = (o->mean + lookahead) / population;
+    double rounds = o->end_time / (lookahead > gap ? lookahead : gap);
+    if (rounds < WINDOW_WARN_ROUNDS) return;
+    fprintf(stderr, "airpdes: warning: --sync conservative with lookahead %g over end time %g needs about %.3g "
+            "GVT rounds (windows of one lookahead, each a barrier of all threads): expect a very long run; "
+            "raise --lookahead or use --sync optimistic\n", lookahead, o->end_time, rounds);
+}
+
 /* What the model and the sync would refuse at set-up, refused here already so that
  * --check answers for the run (the engine keeps its own checks for library callers). */
 static int validate_model(const air_options *o)
@@ -222,6 +242,7 @@ static int validate_model(const air_options *o)
                 "lookahead %g (set --lookahead > 0)\n", m->name, lookahead);
         return 2;
     }
+    if (strcmp(o->sync, "conservative") == 0) warn_window_count(o, &in, lookahead);
     return 0;
 }
 

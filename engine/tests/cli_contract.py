@@ -36,6 +36,8 @@ BAD = {
     "seed above 64 bits": ["--seed", "18446744073709551616"],
     "an option where a file name belongs": ["--json", "--quiet"],
     "model option out of range": ["--model", "pcs", "--channels", "0"],
+    "unknown barrier wait policy": ["--barrier-wait", "nap"],
+    "negative optimism window": ["--optimism-window", "-1"],
     # --check answers for the run: it refuses what set-up would refuse
     "--check, zero lookahead, conservative": ["--lookahead", "0", "--sync", "conservative", "--check"],
 }
@@ -52,6 +54,21 @@ for label, args in BAD.items():
         check(os.listdir(d) == [], f"{label}: left files behind: {os.listdir(d)}")
         if p.returncode == 2 and len(lines) == 1:
             print(f"ok   {label}: {lines[0]}")
+
+# A conservative run that needs millions of windows (lookahead 1e-6 over end time 10000 on
+# 2 x 1000 LPs: ~2e7 rounds) gets one warning line naming the cause, still exits 0 with
+# --check; a reasonable one (lookahead 0.1) gets none.
+for label, lookahead, warned in [("conservative with millions of windows", "1e-6", True),
+                                 ("conservative with few windows", "0.1", False)]:
+    p = subprocess.run([AIRPDES, "--mode", "fm", "--threads", "2", "--pes", "2", "--end-time", "10000",
+                        "--sync", "conservative", "--lookahead", lookahead, "--check"],
+                       capture_output=True, text=True, timeout=30)
+    lines = p.stderr.strip().splitlines()
+    ok = p.returncode == 0 and (len(lines) == 1 and "GVT rounds" in lines[0] and "lookahead" in lines[0]
+                                if warned else lines == [])
+    check(ok, f"{label}: exit {p.returncode}, stderr {lines!r}")
+    if ok:
+        print(f"ok   {label}: {lines[0] if lines else 'no warning'}")
 
 # An output path in a directory that does not exist, or cannot be written: refused before
 # the run starts (nothing is simulated for nothing).

@@ -130,13 +130,14 @@ struct air_engine {
     uint64_t detect_period;    /* iterations between detector checks */
     uint64_t react_period;     /* GVT rounds between reactivation attempts */
     double t0;                 /* wall clock at the start of the simulation */
-    /* barrier and GVT */
-    _Atomic int n_active;
+    /* barrier and GVT: bar_gen alone on its line, since waiters poll it while the
+     * others run (arrivals and GVT updates must not bounce it) */
+    _Atomic int n_active __attribute__((aligned(64)));
     _Atomic int bar_arrived;
-    _Atomic uint64_t bar_gen;
+    _Atomic uint64_t bar_gen __attribute__((aligned(64)));
     _Atomic uint32_t bar_word;     /* futex word of the block wait policy (bar_gen's low bits) */
     _Atomic int bar_sleepers;      /* threads asleep on bar_word */
-    _Atomic uint64_t gvt_bits;
+    _Atomic uint64_t gvt_bits __attribute__((aligned(64)));
     _Atomic uint64_t gvt_round;
     _Atomic int done;
     uint32_t react_cursor;

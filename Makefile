@@ -1,5 +1,5 @@
 # The two commands of the README are `make reproduce` and `make test`; both run the set-up first.
-.PHONY: setup build reproduce test test-engine test-python smoke bench clean
+.PHONY: setup build reproduce test test-engine test-python smoke bench bench-interference clean
 
 VENV := .venv/bin
 
@@ -29,6 +29,11 @@ smoke: setup
 
 bench: setup
 	$(VENV)/snakemake --cores all bench
+
+# FM and LADM under 0, 1 and 2 CPU loads at remote 0.1 and 0.4 (issue 16's table, ~6 min);
+# more: python3 engine/bench/interference_table.py --help
+bench-interference: build
+	python3 engine/bench/interference_table.py
 
 clean:
 	# everything a run generates; results/reference (the README's figures) stays

@@ -43,7 +43,7 @@
  * 7. Registration.  Add one line to the table in engine/models/models.c and the source
  *    file to engine/CMakeLists.txt (AIR_MODEL_SOURCES).
  *
- * SYNCHRONISATION HOOK (for --sync conservative, see sync.h): every PE has a "safe time
+ * SYNCHRONISATION HOOK (for --sync conservative, see sync_conservative.c): every PE has a "safe time
  * bound"; a PE only handles events with timestamp < its bound. The optimistic protocol
  * leaves it at +infinity; a conservative protocol sets it at each GVT round (all threads
  * are stopped at that moment), e.g. to GVT + min_delay, which is safe because every send

@@ -38,7 +38,7 @@ typedef struct optdef {
  * outliers ~60 us from kernel threads); with a CPU-bound competitor (airload cpu or a busy
  * loop) sharing the core it took 1-12 ms (median ~3 ms, the CFS slice). 200 us sits between
  * the two regimes with a factor of >=5 margin on each side. Re-measure elsewhere with
- * engine/bench/yield_probe.sh. */
+ * engine/bench/yield_probe.c (built as engine/build/yield_probe). */
 #define PI_THRESHOLD_US_DEFAULT "200"
 
 static const optdef table[] = {

@@ -39,9 +39,8 @@ def test_every_function_the_engine_rows_name_exists():
 
 
 def barrier_policies():
-    src = read("engine", "src", "barrier_wait.c")
-    table = src[src.index("policies[] = {"):]
-    return re.findall(r'\{ "([a-z]+)",', table[:table.index("};")])
+    help_text = subprocess.run([AIRPDES, "--help"], capture_output=True, text=True, check=True).stdout
+    return re.search(r"--barrier-wait HOW\s+.*?: ([a-z |]+)", help_text).group(1).strip().split(" | ")
 
 
 def test_every_barrier_wait_policy_is_complete():
@@ -55,6 +54,7 @@ def test_every_barrier_wait_policy_is_complete():
         p = subprocess.run([AIRPDES, "--barrier-wait", name, "--check"], capture_output=True, text=True)
         assert p.returncode == 0, f"--barrier-wait {name} refused: {p.stderr}"
         assert f'"{name}"' in determinism, f"determinism.py does not run --barrier-wait {name}"
+        assert f'{{ "{name}", ' in read("engine", "src", "barrier_wait.c"), f"{name}: no descriptor in barrier_wait.c"
         assert f'"{name}"' in no_deadlock, f"no_deadlock.py does not run --barrier-wait {name}"
 
 
@@ -62,9 +62,27 @@ def test_every_detector_and_mode_is_in_the_determinism_suite():
     determinism = read("engine", "tests", "determinism.py")
     help_text = subprocess.run([AIRPDES, "--help"], capture_output=True, text=True, check=True).stdout
     detectors = re.search(r"--detector NAME\s+.*?: ([a-z |]+)", help_text).group(1).split(" | ")
-    modes = re.search(r"--mode MODE\s+([a-z |]+)", help_text).group(1).split(" | ")
+    modes = re.search(r"--mode MODE\s+.*?: ([a-z |]+)", help_text).group(1).split(" | ")
     for d in detectors:
         assert f'"{d.strip()}"' in determinism, f"detector {d} missing from determinism.py"
     for m in modes:
         if m.strip() != "seq":
             assert f'("{m.strip()}",' in determinism, f"mode {m} missing from determinism.py"
+
+
+ENGINE_NAMES = ["phold", "pcs", "seq", "fm", "dm", "adm", "ladm", "apte", "pi", "rq", "pr", "rap",
+                "optimistic", "conservative", "auto", "spin", "yield", "block", "adaptive"]
+
+
+def test_every_policy_name_is_written_once_in_the_engine():
+    """Issue 17: a policy's name lives in its descriptor only; options, help, checks and
+    set-up find it through the registry (engine/src/registry.c)."""
+    counts = {n: 0 for n in ENGINE_NAMES}
+    for sub in ("src", "tools", "models"):
+        d = os.path.join(ROOT, "engine", sub)
+        for f in os.listdir(d):
+            if f.endswith((".c", ".h")):
+                text = read("engine", sub, f)
+                for n in ENGINE_NAMES:
+                    counts[n] += text.count(f'"{n}"')
+    assert all(c == 1 for c in counts.values()), {n: c for n, c in counts.items() if c != 1}

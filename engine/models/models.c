@@ -5,6 +5,7 @@
 extern const air_model air_model_phold;
 extern const air_model air_model_pcs;
 
+/* The first model is the default (--model). */
 const air_model *const air_models[] = {
     &air_model_phold,
     &air_model_pcs,

@@ -132,16 +132,37 @@ static void block_wake(air_engine *e)
     if (atomic_load(&e->bar_sleepers) > 0) futex(&e->bar_word, FUTEX_WAKE_PRIVATE, INT_MAX);
 }
 
-static const air_barrier_wait policies[] = {
-    { "spin", "busy-wait until the round is done", spin_wait, nothing_to_wake },
-    { "yield", "spin briefly, then sched_yield() until the round is done", yield_wait, nothing_to_wake },
-    { "block", "spin up to --barrier-spin-us, then sleep until the leader wakes it", block_wait, block_wake },
-    { "adaptive", "spin, but sleep once another engine thread is queued on this CPU", adaptive_wait, block_wake },
-};
-
-const air_barrier_wait *air_barrier_wait_named(const char *name)
+/* auto: spin while every thread can have a CPU of its own (the waiter keeps its CPU, so a
+ * round completes the moment its partner runs; with one or two CPU loads on 2 cores this
+ * kept FM within 1.5-2.5x of Eq. 1 where yield collapsed 10-100x), adaptive when threads
+ * outnumber the usable CPUs (a pure spinner would keep a partner queued behind it on its
+ * CPU for a whole slice per round). Measurements: docs/engine-benchmarks.md. */
+static const air_barrier_wait *auto_resolve(const air_options *o)
 {
-    for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++)
-        if (!strcmp(policies[i].name, name)) return &policies[i];
-    return NULL;
+    cpu_set_t set;
+    long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
+    return (long)o->threads <= cpus ? &air_barrier_wait_spin : &air_barrier_wait_adaptive;
 }
+
+const air_barrier_wait air_barrier_wait_auto = {
+    { "auto", "spin when every thread can have a CPU of its own, else adaptive", 1 }, NULL, NULL, auto_resolve,
+};
+const air_barrier_wait air_barrier_wait_spin = {
+    { "spin", "busy-wait: a round completes as soon as the last thread arrives, but a thread "
+      "queued behind the spinner on its CPU waits for the spinner's slice to end", 0 },
+    spin_wait, nothing_to_wake, NULL,
+};
+const air_barrier_wait air_barrier_wait_yield = {
+    { "yield", "spin briefly, then sched_yield(): under EEVDF the waiter hands a competing "
+      "program a whole slice per round, so FM under load crawls (kept to measure exactly that)", 0 },
+    yield_wait, nothing_to_wake, NULL,
+};
+const air_barrier_wait air_barrier_wait_block = {
+    { "block", "spin --barrier-spin-us, then sleep on a futex until the round is done", 0 },
+    block_wait, block_wake, NULL,
+};
+const air_barrier_wait air_barrier_wait_adaptive = {
+    { "adaptive", "spin, but sleep once another engine thread is queued on the waiter's CPU "
+      "(it would wait for the spinner's slice to end)", 0 },
+    adaptive_wait, block_wake, NULL,
+};

@@ -25,4 +25,7 @@ static void apte_check(air_engine *e, air_thread *t)
     if (mx == mine && mn > 0 && mx / mn > e->opt->apte_threshold) atomic_store(&t->want_deactivate, 1);
 }
 
-const air_detector air_detector_apte = { "apte", NULL, apte_check };
+const air_detector air_detector_apte = {
+    { "apte", "average processing time per event: the slowest thread, above --apte-threshold x the fastest", 0 },
+    NULL, NULL, apte_check,
+};

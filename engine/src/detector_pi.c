@@ -28,4 +28,7 @@ static void pi_check(air_engine *e, air_thread *t)
     }
 }
 
-const air_detector air_detector_pi = { "pi", NULL, pi_check };
+const air_detector air_detector_pi = {
+    { "pi", "performance indicator: a timed burst of sched_yield() slower than --pi-threshold-us", 1 },
+    NULL, NULL, pi_check,
+};

@@ -4,6 +4,7 @@
  * competitor holds this thread's CPU and the thread asks to be deactivated. The window is
  * at least RQ_MIN_WINDOW_S: shorter windows are below the scheduler's own granularity. */
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -46,4 +47,14 @@ static void rq_check(air_engine *e, air_thread *t)
     if (share > e->opt->rq_threshold) atomic_store(&t->want_deactivate, 1);
 }
 
-const air_detector air_detector_rq = { "rq", rq_start, rq_check };
+static int rq_usable(char *err, size_t errlen)
+{
+    if (access("/proc/thread-self/schedstat", R_OK) == 0) return 0;
+    snprintf(err, errlen, "--detector rq needs /proc/thread-self/schedstat, which this kernel does not provide (use another detector)");
+    return -1;
+}
+
+const air_detector air_detector_rq = {
+    { "rq", "run-queue wait (beyond the paper): the kernel's schedstat wait share above --rq-threshold", 0 },
+    rq_usable, rq_start, rq_check,
+};

@@ -21,11 +21,15 @@ static void *xcalloc(size_t n, size_t size)
     return p;
 }
 
-static const air_detector *detector_named(const char *n)
+/* A policy by name, for library callers too (airpdes has checked the names already). */
+static const void *policy(const air_named *const *list, const char *option, const char *name)
 {
-    if (!strcmp(n, "apte")) return &air_detector_apte;
-    if (!strcmp(n, "rq")) return &air_detector_rq;
-    return &air_detector_pi;
+    const air_named *n = air_registry_find(list, name);
+    if (!n) {
+        fprintf(stderr, "airpdes: unknown --%s %s\n", option, name);
+        exit(2);
+    }
+    return n;
 }
 
 air_engine *air_engine_create(air_options *o)
@@ -35,8 +39,9 @@ air_engine *air_engine_create(air_options *o)
     memset(e, 0, sizeof *e);
     e->opt = o;
     e->model = o->model_def;
-    e->seq = strcmp(o->mode, "seq") == 0;
-    e->adaptive = !strcmp(o->mode, "adm") || !strcmp(o->mode, "ladm");
+    e->mode = policy(air_mode_list, "mode", o->mode);
+    e->seq = e->mode->sequential;
+    e->adaptive = e->mode->adaptive;
     air_sim_info *in = &e->info;
     air_options_sim_info(o, in);
     char err[256] = "";
@@ -48,17 +53,12 @@ air_engine *air_engine_create(air_options *o)
     e->rec_size = air_lp_record_size(e->model->state_size);
     air_pool_shared_init(&e->pool, sizeof(air_event) + e->rec_size);
 
-    if (!strcmp(o->mode, "fm")) e->mapping = &air_mapping_fm;
-    else if (!strcmp(o->mode, "ladm")) e->mapping = &air_mapping_ladm;
-    else e->mapping = &air_mapping_dm;
-    e->detector = e->adaptive ? detector_named(o->detector) : NULL;
-    e->reactivation = !strcmp(o->reactivation, "pr") ? &air_reactivation_pr : &air_reactivation_rap;
-    e->sync = strcmp(o->sync, "conservative") ? &air_sync_optimistic : &air_sync_conservative;
-    e->barrier_wait = air_barrier_wait_named(o->barrier_wait);
-    if (!e->barrier_wait) {
-        fprintf(stderr, "airpdes: unknown --barrier-wait %s\n", o->barrier_wait);
-        exit(2);
-    }
+    e->mapping = e->mode->mapping;
+    e->detector = e->adaptive ? policy(air_detector_list, "detector", o->detector) : NULL;
+    e->reactivation = policy(air_reactivation_list, "reactivation", o->reactivation);
+    e->sync = policy(air_sync_list, "sync", o->sync);
+    e->barrier_wait = policy(air_barrier_wait_list, "barrier-wait", o->barrier_wait);
+    if (e->barrier_wait->resolve) e->barrier_wait = e->barrier_wait->resolve(o);
     /* Adaptation keeps its own cadence, in iterations, whatever the GVT interval: detection
      * every detect_interval iterations and a reactivation attempt every 40 detection
      * periods, at the first GVT round after it (32 and 1280 iterations by default, as with
@@ -189,6 +189,8 @@ void air_engine_write_json(air_engine *e, const air_result *r, FILE *f)
     snprintf(hex, sizeof hex, "%016llx", (unsigned long long)r->checksum);
     air_json_start(&j, f);
     air_options_to_json(e->opt, &j);
+    /* whether the mode adapts its threads, so readers keep no lists of mode names */
+    air_json_bool(&j, "mode_adaptive", e->adaptive);
     air_json_f64(&j, "wall_s", r->wall_s);
     /* the instant wall_s and the timeline count from, so a runner can put loads on the same clock */
     air_json_f64(&j, "start_monotonic_s", r->start_monotonic_s);

@@ -15,6 +15,7 @@
 #include "lp_record.h"
 #include "model.h"
 #include "options.h"
+#include "registry.h"
 #include "pending_heap.h"
 #include "spsc_queue.h"
 
@@ -79,31 +80,44 @@ struct air_thread {
     double deact_times[AIR_MAX_TIMES], react_times[AIR_MAX_TIMES];
 } __attribute__((aligned(64)));
 
+/* Descriptors of the engine's policies: the first member names it (registry.h). */
 typedef struct air_mapping {
-    const char *name;
     air_pe *(*acquire)(air_engine *e, air_thread *t); /* NULL: nothing to run now */
     void (*release)(air_engine *e, air_thread *t, air_pe *pe);
 } air_mapping;
 
+typedef struct air_mode {
+    air_named id;
+    const air_mapping *mapping;   /* NULL for the sequential reference */
+    int sequential;               /* one thread, one queue, no rollback */
+    int adaptive;                 /* threads are deactivated and reactivated */
+    int threads_equal_pes;        /* a thread per PE (else threads <= PEs) */
+} air_mode;
+
 typedef struct air_detector {
-    const char *name;
+    air_named id;
+    int (*usable)(char *err, size_t errlen);           /* may be NULL; -1: not on this machine */
     int (*thread_start)(air_engine *e, air_thread *t); /* may be NULL */
     void (*check)(air_engine *e, air_thread *t);       /* sets t->want_deactivate */
 } air_detector;
 
 typedef struct air_reactivation {
-    const char *name;
+    air_named id;
     void (*on_round)(air_engine *e); /* GVT leader, every round, all threads stopped */
 } air_reactivation;
 
 typedef struct air_barrier_wait {
-    const char *name, *help;
+    air_named id;
     void (*wait)(air_engine *e, air_thread *t, uint64_t gen); /* returns once bar_gen != gen */
     void (*wake)(air_engine *e);               /* the leader, after advancing bar_gen */
+    /* set only for a choice made at start-up (auto): the policy it stands for */
+    const struct air_barrier_wait *(*resolve)(const air_options *o);
 } air_barrier_wait;
 
 typedef struct air_sync {
-    const char *name;
+    air_named id;
+    /* may be NULL: refuse (one line on stderr, 2) or warn about a run before it starts */
+    int (*check)(const air_options *o, const air_sim_info *in, double lookahead);
     void (*on_round)(air_engine *e, double gvt); /* sets each PE's safe_bound */
     int (*prepare)(air_engine *e, char *err, size_t errlen); /* may be NULL; -1 refuses the run */
     int (*window_over)(air_engine *e); /* may be NULL; 1: nothing runnable, join the barrier now */
@@ -122,6 +136,7 @@ struct air_engine {
     int nthreads;
     size_t rec_size;
     air_pool_shared pool;
+    const air_mode *mode;
     const air_mapping *mapping;
     const air_detector *detector;
     const air_reactivation *reactivation;
@@ -173,9 +188,6 @@ struct air_ctx {
     uint64_t self;
 };
 
-/* barrier_wait.c: NULL for an unknown name */
-const air_barrier_wait *air_barrier_wait_named(const char *name);
-
 /* gvt.c */
 void air_gvt_barrier(air_engine *e, air_thread *t);
 void air_gvt_round(air_engine *e);
@@ -193,10 +205,13 @@ double air_probe_yield_us(void);
 /* seq_run.c */
 void air_seq_run(air_engine *e);
 
-/* strategy tables */
+/* descriptors (listed in registry.c) */
 extern const air_mapping air_mapping_fm, air_mapping_dm, air_mapping_ladm;
+extern const air_mode air_mode_seq, air_mode_fm, air_mode_dm, air_mode_adm, air_mode_ladm;
 extern const air_detector air_detector_apte, air_detector_pi, air_detector_rq;
 extern const air_reactivation air_reactivation_pr, air_reactivation_rap;
 extern const air_sync air_sync_optimistic;
+extern const air_barrier_wait air_barrier_wait_auto, air_barrier_wait_spin, air_barrier_wait_yield,
+    air_barrier_wait_block, air_barrier_wait_adaptive;
 
 #endif

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine.h"
 #include "json_out.h"
 #include "../models/models.h"
 
@@ -22,7 +23,7 @@ typedef struct optdef {
     const char *name, *metavar, *def, *help;
     kind_t kind;
     size_t off;
-    const char *choices; /* K_CHOICE: "a|b|c" */
+    const air_named *const *reg; /* K_CHOICE: the registry of its values (NULL: --model) */
     double min, max;     /* numeric limits, inclusive */
     int min_open;        /* 1: min itself is refused too (a strict lower bound) */
 } optdef;
@@ -42,9 +43,9 @@ typedef struct optdef {
 #define PI_THRESHOLD_US_DEFAULT "200"
 
 static const optdef table[] = {
-    { "model", "NAME", "phold", "simulation model (see the model list below)", K_CHOICE, O(model), NULL, 0, 0, 0 },
-    { "mode", "MODE", "seq", "seq | fm | dm | adm | ladm (how threads map to PEs)", K_CHOICE, O(mode), "seq|fm|dm|adm|ladm", 0, 0, 0 },
-    { "sync", "SYNC", "optimistic", "optimistic (Time Warp) | conservative", K_CHOICE, O(sync), "optimistic|conservative", 0, 0, 0 },
+    { "model", "NAME", NULL, "simulation model (see Models below)", K_CHOICE, O(model), NULL, 0, 0, 0 },
+    { "mode", "MODE", NULL, "how threads map to PEs (see Modes below)", K_CHOICE, O(mode), air_mode_list, 0, 0, 0 },
+    { "sync", "SYNC", NULL, "synchronisation (see Synchronisation below)", K_CHOICE, O(sync), air_sync_list, 0, 0, 0 },
     { "threads", "N", "1", "worker threads (seq: 1; fm: = --pes; dm/adm/ladm: <= --pes)", K_UINT, O(threads), NULL, 1, 1024, 0 },
     { "pes", "N", NULL, "processing elements (groups of LPs)", K_UINT, O(pes), NULL, 1, 65536, 0 },
     { "lps-per-pe", "N", "1000", "LPs in each PE (pcs: its own default, see Models)", K_UINT, O(lps_per_pe), NULL, 1, 1e9, 0 },
@@ -56,12 +57,12 @@ static const optdef table[] = {
     { "end-time", "F", "10000", "simulated end time (> 0); events at or after it are not handled", K_DOUBLE, O(end_time), NULL, 0, BIG, 1 },
     { "batch", "N", "24", "events a thread handles per loop iteration on a PE", K_UINT, O(batch), NULL, 1, 1e9, 0 },
     { "gvt-interval", "N", "32", "loop iterations between GVT rounds", K_UINT, O(gvt_interval), NULL, 1, 1e9, 0 },
-    { "barrier-wait", "HOW", "auto", "how a thread waits at the GVT barrier: auto | spin | yield | block | adaptive (see GVT barrier below)", K_CHOICE, O(barrier_wait), "auto|spin|yield|block|adaptive", 0, 0, 0 },
+    { "barrier-wait", "HOW", NULL, "how a thread waits at the GVT barrier (see below)", K_CHOICE, O(barrier_wait), air_barrier_wait_list, 0, 0, 0 },
     { "barrier-spin-us", "F", "50", "block: microseconds to spin at the barrier before sleeping", K_DOUBLE, O(barrier_spin_us), NULL, 0, 1e7, 0 },
     { "optimism-window", "K", "0", "optimistic: handle no event later than the other PEs' least next-event time + K lookaheads (0: no bound)", K_DOUBLE, O(optimism_window), NULL, 0, BIG, 0 },
     { "detect-interval", "N", "32", "adm/ladm: loop iterations between detector checks; pr/rap try a reactivation every 40 of these", K_UINT, O(detect_interval), NULL, 1, 1e9, 0 },
-    { "detector", "NAME", "pi", "adm/ladm interference detector: apte | pi | rq", K_CHOICE, O(detector), "apte|pi|rq", 0, 0, 0 },
-    { "reactivation", "NAME", "rap", "adm/ladm reactivation policy: pr | rap", K_CHOICE, O(reactivation), "pr|rap", 0, 0, 0 },
+    { "detector", "NAME", NULL, "adm/ladm interference detector (see below)", K_CHOICE, O(detector), air_detector_list, 0, 0, 0 },
+    { "reactivation", "NAME", NULL, "adm/ladm reactivation policy (see below)", K_CHOICE, O(reactivation), air_reactivation_list, 0, 0, 0 },
     { "apte-threshold", "F", "5.4", "apte: deactivate the slowest thread when max/min time per event exceeds F", K_DOUBLE, O(apte_threshold), NULL, 1, BIG, 0 },
     { "pi-threshold-us", "F", PI_THRESHOLD_US_DEFAULT, "pi and rap: a sched_yield() slower than F microseconds means a competitor", K_DOUBLE, O(pi_threshold_us), NULL, 0, BIG, 0 },
     { "rq-threshold", "F", "0.3", "rq: deactivate when the share of time spent waiting for a CPU exceeds F", K_DOUBLE, O(rq_threshold), NULL, 0, 1, 0 },
@@ -84,17 +85,12 @@ static int fail(const char *fmt, const char *a, const char *b)
     return 2;
 }
 
-static int in_choices(const char *choices, const char *v)
+/* The default of an option: its table entry's, or its registry's marked one. */
+static const char *default_of(const optdef *d)
 {
-    size_t n = strlen(v);
-    const char *p = choices;
-    while (p) {
-        const char *bar = strchr(p, '|');
-        size_t len = bar ? (size_t)(bar - p) : strlen(p);
-        if (len == n && strncmp(p, v, n) == 0) return 1;
-        p = bar ? bar + 1 : NULL;
-    }
-    return 0;
+    if (d->def) return d->def;
+    if (d->kind != K_CHOICE) return NULL;
+    return d->reg ? air_registry_default(d->reg) : air_models[0]->name; /* models.c lists the default first */
 }
 
 static int set_value(air_options *o, const optdef *d, const char *v)
@@ -133,9 +129,11 @@ static int set_value(air_options *o, const optdef *d, const char *v)
         *(double *)base = x;
         return 0;
     }
-    case K_CHOICE:
-        if (d->choices && !in_choices(d->choices, v))
-            return fail("--%s must be one of %s", d->name, d->choices);
+    case K_CHOICE: {
+        char names[256];
+        if (d->reg && !air_registry_find(d->reg, v))
+            return fail("--%s must be one of %s", d->name, air_registry_names(d->reg, "|", names, sizeof names));
+        }
         *(const char **)base = v;
         return 0;
     case K_PATH:
@@ -204,26 +202,6 @@ void air_options_sim_info(const air_options *o, air_sim_info *in)
     in->epg = o->epg;
 }
 
-/* A conservative window spans at most one lookahead of simulated time, or one event when
- * events are sparser than that (the next window starts at the next event), so a run needs
- * about end time / max(lookahead, mean gap between events) GVT rounds, each a barrier of
- * every thread. Millions of them take minutes however small the model (a run with
- * --lookahead 1e-06 ran past 120 s): say so before the run, and why. The event density
- * is estimated from the initial population (--events-per-lp per LP, each event moving
- * its LP --mean + --lookahead ahead on average). */
-#define WINDOW_WARN_ROUNDS 1e6
-
-static void warn_window_count(const air_options *o, const air_sim_info *in, double lookahead)
-{
-    double population = (double)in->num_lps * (double)(o->events_per_lp ? o->events_per_lp : 1);
-    double gap = (o->mean + lookahead) / population;
-    double rounds = o->end_time / (lookahead > gap ? lookahead : gap);
-    if (rounds < WINDOW_WARN_ROUNDS) return;
-    fprintf(stderr, "airpdes: warning: --sync conservative with lookahead %g over end time %g needs about %.3g "
-            "GVT rounds (windows of one lookahead, each a barrier of all threads): expect a very long run; "
-            "raise --lookahead or use --sync optimistic\n", lookahead, o->end_time, rounds);
-}
-
 /* What the model and the sync would refuse at set-up, refused here already so that
  * --check answers for the run (the engine keeps its own checks for library callers). */
 static int validate_model(const air_options *o)
@@ -237,12 +215,8 @@ static int validate_model(const air_options *o)
         return 2;
     }
     double lookahead = m->min_delay ? m->min_delay(&in) : 0.0;
-    if (strcmp(o->sync, "conservative") == 0 && !(lookahead > 0)) {
-        fprintf(stderr, "airpdes: --sync conservative needs a positive lookahead, but model %s has "
-                "lookahead %g (set --lookahead > 0)\n", m->name, lookahead);
-        return 2;
-    }
-    if (strcmp(o->sync, "conservative") == 0) warn_window_count(o, &in, lookahead);
+    const air_sync *sync = (const air_sync *)air_registry_find(air_sync_list, o->sync);
+    if (sync->check && sync->check(o, &in, lookahead)) return 2;
     return 0;
 }
 
@@ -283,32 +257,21 @@ static int default_lps(air_options *o)
     return 2;
 }
 
-/* --barrier-wait auto: spin while every thread can have a CPU of its own (the waiter keeps
- * its CPU, so a round completes the moment its partner runs; with one or two CPU loads on
- * 2 cores this kept FM within 1.5-2.5x of Eq. 1 where yield collapsed 10-100x), adaptive
- * when threads outnumber the usable CPUs (a pure spinner would keep a partner queued
- * behind it on its CPU for a whole slice per round). Measurements: docs/engine-benchmarks.md. */
-static const char *auto_barrier_wait(const air_options *o)
-{
-    cpu_set_t set;
-    long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
-    return (long)o->threads <= cpus ? "spin" : "adaptive";
-}
-
 static int validate(air_options *o, int pes_given, int lps_given)
 {
     const char *m = o->mode;
+    const air_mode *mode = (const air_mode *)air_registry_find(air_mode_list, m);
     if (!pes_given) o->pes = o->threads;
-    if (strcmp(m, "seq") == 0 && o->threads != 1) {
-        fprintf(stderr, "airpdes: --mode seq runs one thread; use --threads 1 (and --pes N for the model's shape)\n");
+    if (mode->sequential && o->threads != 1) {
+        fprintf(stderr, "airpdes: --mode %s runs one thread; use --threads 1 (and --pes N for the model's shape)\n", m);
         return 2;
     }
-    if (strcmp(m, "fm") == 0 && o->threads != o->pes) {
-        fprintf(stderr, "airpdes: --mode fm runs PE i on thread i, so --threads (%llu) must equal --pes (%llu)\n",
-                (unsigned long long)o->threads, (unsigned long long)o->pes);
+    if (mode->threads_equal_pes && o->threads != o->pes) {
+        fprintf(stderr, "airpdes: --mode %s runs PE i on thread i, so --threads (%llu) must equal --pes (%llu)\n",
+                m, (unsigned long long)o->threads, (unsigned long long)o->pes);
         return 2;
     }
-    if ((!strcmp(m, "dm") || !strcmp(m, "adm") || !strcmp(m, "ladm")) && o->threads > o->pes) {
+    if (!mode->sequential && !mode->threads_equal_pes && o->threads > o->pes) {
         fprintf(stderr, "airpdes: --mode %s needs --threads (%llu) <= --pes (%llu)\n", m,
                 (unsigned long long)o->threads, (unsigned long long)o->pes);
         return 2;
@@ -326,13 +289,16 @@ static int validate(air_options *o, int pes_given, int lps_given)
         fprintf(stderr, "airpdes: too many LPs (--pes x --lps-per-pe > 4e9)\n");
         return 2;
     }
-    if (strcmp(o->detector, "rq") == 0 && (!strcmp(m, "adm") || !strcmp(m, "ladm")) &&
-        access("/proc/thread-self/schedstat", R_OK) != 0) {
-        fprintf(stderr, "airpdes: --detector rq needs /proc/thread-self/schedstat, which this kernel does not provide (use pi or apte)\n");
+    const air_detector *det = (const air_detector *)air_registry_find(air_detector_list, o->detector);
+    char err[256];
+    if (mode->adaptive && det->usable && det->usable(err, sizeof err)) {
+        fprintf(stderr, "airpdes: %s\n", err);
         return 2;
     }
     if (validate_model(o)) return 2;
-    if (strcmp(o->barrier_wait, "auto") == 0) o->barrier_wait = auto_barrier_wait(o);
+    /* the JSON config records the policy a start-up choice (auto) stands for */
+    const air_barrier_wait *bw = (const air_barrier_wait *)air_registry_find(air_barrier_wait_list, o->barrier_wait);
+    if (bw->resolve) o->barrier_wait = bw->resolve(o)->id.name;
     if (o->json && check_writable("json", o->json)) return 2;
     if (o->timeline && check_writable("timeline", o->timeline)) return 2;
     if (o->json && o->timeline && same_output(o->json, o->timeline)) {
@@ -346,7 +312,7 @@ int air_options_parse(air_options *o, int argc, char **argv)
 {
     memset(o, 0, sizeof *o);
     for (size_t i = 0; i < NOPT; i++)
-        if (table[i].def && set_value(o, &table[i], table[i].def)) return 2;
+        if (default_of(&table[i]) && set_value(o, &table[i], default_of(&table[i]))) return 2;
     /* --model first: it decides which model options exist. */
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -418,6 +384,28 @@ int air_options_parse(air_options *o, int argc, char **argv)
     return validate(o, pes_given, lps_given);
 }
 
+/* One registry's names and help lines, wrapped at 88 columns. */
+static void section(FILE *f, const char *title, const air_named *const *list)
+{
+    fprintf(f, "\n%s:\n", title);
+    for (int i = 0; list[i]; i++) {
+        const char *h = list[i]->help;
+        int first = 1;
+        while (*h) {
+            size_t n = strlen(h);
+            if (n > 74) {
+                n = 74;
+                while (n > 0 && h[n] != ' ') n--;
+                if (n == 0) n = 74;
+            }
+            fprintf(f, "  %-13s %.*s\n", first ? list[i]->name : "", (int)n, h);
+            h += n;
+            while (*h == ' ') h++;
+            first = 0;
+        }
+    }
+}
+
 void air_options_help(FILE *f)
 {
     fprintf(f,
@@ -429,10 +417,15 @@ void air_options_help(FILE *f)
         const optdef *d = &table[i];
         char lhs[64];
         snprintf(lhs, sizeof lhs, "--%s%s%s", d->name, d->metavar ? " " : "", d->metavar ? d->metavar : "");
-        char def[48] = "";
-        if (d->def) snprintf(def, sizeof def, " [%s]", d->def);
+        char def[48] = "", names[256] = "";
+        if (default_of(d)) snprintf(def, sizeof def, " [%s]", default_of(d));
         else if (d->off == O(pes)) snprintf(def, sizeof def, " [= threads]");
-        fprintf(f, "  %-24s %s%s\n", lhs, d->help, def);
+        if (d->reg) {
+            names[0] = ':';
+            names[1] = ' ';
+            air_registry_names(d->reg, " | ", names + 2, sizeof names - 2);
+        }
+        fprintf(f, "  %-24s %s%s%s\n", lhs, d->help, names, def);
     }
     fprintf(f, "  %-24s %s\n", "--help", "this text");
     fprintf(f, "\nModels:\n");
@@ -450,32 +443,12 @@ void air_options_help(FILE *f)
         }
     }
     for (int i = 0; air_models_planned[i]; i++) fprintf(f, "  %-10s (not built yet)\n", air_models_planned[i]);
+    section(f, "Modes", air_mode_list);
+    section(f, "Synchronisation", air_sync_list);
+    section(f, "GVT barrier (--barrier-wait; the JSON config records the policy used)", air_barrier_wait_list);
+    section(f, "Detectors (--detector)", air_detector_list);
+    section(f, "Reactivation (--reactivation)", air_reactivation_list);
     fprintf(f,
-            "\nModes:\n"
-            "  seq   one thread, one event queue, no rollback: the reference result\n"
-            "  fm    fixed mapping: thread i runs PE i (--threads = --pes)\n"
-            "  dm    dynamic mapping: each iteration a thread takes the next free PE\n"
-            "  adm   dm + adaptation: --detector deactivates threads under interference,\n"
-            "        --reactivation brings them back; inactive threads sleep\n"
-            "  ladm  locality-aware adm: each thread keeps a primary PE and helps orphan PEs\n"
-            "        (of inactive threads) that are behind it, each for up to --n-batch\n"
-            "        iterations or until it has caught up\n"
-            "\nSynchronisation:\n"
-            "  optimistic    Time Warp: PEs run ahead, stragglers roll back\n"
-            "  conservative  lookahead windows: between GVT rounds PEs handle only events\n"
-            "                before GVT + lookahead, so nothing is ever rolled back; works in\n"
-            "                every mapping mode (fm, dm, adm, ladm; seq has nothing to\n"
-            "                synchronise); refused when the model's lookahead is 0\n"
-            "\nGVT barrier (--barrier-wait; the JSON config records the policy used):\n"
-            "  auto      spin when every thread can have a CPU of its own, else adaptive\n"
-            "  spin      busy-wait: a round completes as soon as the last thread arrives,\n"
-            "            but a thread queued behind the spinner waits for its slice to end\n"
-            "  yield     spin briefly, then sched_yield(): under EEVDF the waiter hands a\n"
-            "            competing program a whole slice, so FM under load crawls (kept to\n"
-            "            measure exactly that)\n"
-            "  block     spin --barrier-spin-us, then sleep until the round is done\n"
-            "  adaptive  spin, but sleep once another engine thread is queued on the\n"
-            "            waiter's CPU (it would wait for the spinner's slice to end)\n"
             "\nDeterminism: the committed event count and the checksum are identical for every\n"
             "mode, thread count, detector and load, given the model options and --seed.\n"
             "\nExamples:\n"

@@ -17,4 +17,6 @@ static void pr_round(air_engine *e)
     }
 }
 
-const air_reactivation air_reactivation_pr = { "pr", pr_round };
+const air_reactivation air_reactivation_pr = {
+    { "pr", "periodic: bring one inactive thread back every 40 detection periods", 0 }, pr_round,
+};

@@ -42,9 +42,9 @@ static int conservative_prepare(air_engine *e, char *err, size_t errlen)
 {
     if (!(e->min_delay > 0)) {
         snprintf(err, errlen,
-                 "--sync conservative needs a positive lookahead, but model %s has lookahead %g "
+                 "--sync %s needs a positive lookahead, but model %s has lookahead %g "
                  "(set --lookahead > 0)",
-                 e->model->name, e->min_delay);
+                 e->opt->sync, e->model->name, e->min_delay);
         return -1;
     }
     set_bounds(e, 0.0);
@@ -61,8 +61,37 @@ static int conservative_window_over(air_engine *e)
     return 1;
 }
 
+/* A conservative window spans at most one lookahead of simulated time, or one event when
+ * events are sparser than that (the next window starts at the next event), so a run needs
+ * about end time / max(lookahead, mean gap between events) GVT rounds, each a barrier of
+ * every thread. Millions of them take minutes however small the model (a run with
+ * --lookahead 1e-06 ran past 120 s): say so before the run, and why. The event density
+ * is estimated from the initial population (--events-per-lp per LP, each event moving
+ * its LP --mean + --lookahead ahead on average). */
+#define WINDOW_WARN_ROUNDS 1e6
+
+static int conservative_check(const air_options *o, const air_sim_info *in, double lookahead)
+{
+    if (!(lookahead > 0)) {
+        fprintf(stderr, "airpdes: --sync %s needs a positive lookahead, but model %s has "
+                "lookahead %g (set --lookahead > 0)\n", o->sync, o->model, lookahead);
+        return 2;
+    }
+    double population = (double)in->num_lps * (double)(o->events_per_lp ? o->events_per_lp : 1);
+    double gap = (o->mean + lookahead) / population;
+    double rounds = o->end_time / (lookahead > gap ? lookahead : gap);
+    if (rounds >= WINDOW_WARN_ROUNDS)
+        fprintf(stderr, "airpdes: warning: --sync %s with lookahead %g over end time %g needs about %.3g "
+                "GVT rounds (windows of one lookahead, each a barrier of all threads): expect a very long run; "
+                "raise --lookahead or use another --sync\n", o->sync, lookahead, o->end_time, rounds);
+    return 0;
+}
+
 const air_sync air_sync_conservative = {
-    .name = "conservative",
+    .id = { "conservative", "lookahead windows: between GVT rounds PEs handle only events before "
+            "GVT + lookahead, so nothing is ever rolled back; in every parallel mode; refused "
+            "when the model's lookahead is 0", 0 },
+    .check = conservative_check,
     .on_round = set_bounds,
     .prepare = conservative_prepare,
     .window_over = conservative_window_over,

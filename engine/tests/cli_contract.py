@@ -151,7 +151,7 @@ with tempfile.TemporaryDirectory() as d:
             print(f"ok   failed final rename: exit 1, {err[0]}, nothing left behind")
 
 # A good run: exactly the documented keys, consistent counts, a well-formed timeline.
-KEYS = {"config", "wall_s", "start_monotonic_s", "committed_events", "processed_events", "rolled_back_events",
+KEYS = {"config", "mode_adaptive", "wall_s", "start_monotonic_s", "committed_events", "processed_events", "rolled_back_events",
         "rollbacks", "efficiency", "event_rate", "gvt_rounds", "final_gvt", "checksum",
         "threads", "pes", "model"}
 THREAD_KEYS = {"id", "events", "busy_s", "inactive_s", "deactivations", "reactivations",

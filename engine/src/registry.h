@@ -1,0 +1,29 @@
+/* The engine's policies by name. Each policy is one descriptor in its own file, whose first
+ * member is an air_named (its name, a help line, whether it is the default); registry.c
+ * lists them. Option parsing, --help, the checks and the engine's set-up all look policies
+ * up here, so a policy's name is written once, in its descriptor, and adding one is its
+ * file plus one line in registry.c. */
+#ifndef AIR_REGISTRY_H
+#define AIR_REGISTRY_H
+
+#include <stddef.h>
+
+typedef struct air_named {
+    const char *name;
+    const char *help;  /* one line for --help */
+    int is_default;    /* exactly one per list */
+} air_named;
+
+/* NULL-terminated lists of descriptors (each pointer is its descriptor's first member) */
+extern const air_named *const air_mode_list[];
+extern const air_named *const air_sync_list[];
+extern const air_named *const air_detector_list[];
+extern const air_named *const air_reactivation_list[];
+extern const air_named *const air_barrier_wait_list[];
+
+const air_named *air_registry_find(const air_named *const *list, const char *name); /* NULL: none */
+const char *air_registry_default(const air_named *const *list);
+/* "a|b|c" (sep "|") or "a | b | c" into buf */
+const char *air_registry_names(const air_named *const *list, const char *sep, char *buf, size_t len);
+
+#endif

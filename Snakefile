@@ -17,7 +17,8 @@ import sys
 
 from snakemake.utils import min_version, validate
 
-from workflows.experiments import ExperimentError, all_trials, estimate_minutes, profile_label, runner_args
+from workflows.experiments import (ExperimentError, all_trials, estimate_minutes, previous_block, profile_label,
+                                  runner_args)
 
 min_version("9.0")
 report: "workflows/report/workflow.rst"   # `snakemake --report results/snakemake-report.html`
@@ -100,11 +101,21 @@ include: "workflows/trials.smk"
 include: "workflows/analysis.smk"
 
 
-onstart:
+def print_estimate():
     for s, plan in PLAN.items():
         n = sum(len(ts) for _, ts in plan.values())
         print(f"airlab: scale {s}: {len(plan)} experiments, {n} trials (estimate: "
-              f"{estimate_minutes(plan):.0f} min on 2 cores; trials run one at a time)", file=sys.stderr)
+              f"{estimate_minutes(plan):.0f} min on 2 cores from scratch; trials run one at a time)",
+              file=sys.stderr)
+
+
+# Snakemake runs onstart only for a real run; a dry run (-n) prints the estimate here.
+if getattr(workflow, "dryrun", False):
+    print_estimate()
+
+
+onstart:
+    print_estimate()
 
 
 rule reproduce_figures:

@@ -18,13 +18,15 @@ from pathlib import Path
 
 from analysis import locality
 from analysis.predict import predicted_slowdown
+from workflows.calibration import work_of
 
 COLUMNS = ["experiment", "figure", "trial", "status", "reason", "rep", "baseline", "profile", "setup",
            "mode", "sync", "model", "remote", "epg", "detector", "reactivation", "apte_threshold",
-           "threads", "cores", "n_loads", "load_processes", "ctp_us", "stand_in", "wall_s", "baseline_wall_s",
+           "barrier_wait", "optimism_window", "threads", "cores", "n_loads", "load_processes", "ctp_us", "stand_in", "wall_s", "baseline_wall_s",
            "slowdown", "pred_eq1", "pred_eq3", "committed_events", "efficiency", "event_rate",
            "rollbacks", "locality", "cache_misses", "cache_counter", "cache_note", "load_throughput",
-           "load_unit", "solo_throughput", "load_slowdown", "engine_cpu_s"]
+           "load_unit", "solo_throughput", "load_slowdown", "engine_cpu_s", "end_time", "target_s",
+           "work_key", "checksum", "disturbed", "reruns", "foreign_cpu_s", "runner_cpu_s"]
 ADAPTIVE = ("adm", "ladm")
 
 
@@ -67,7 +69,8 @@ def row_of(trial, experiment, figure):
     cfg = eng["config"]
     row.update(mode=cfg["mode"], sync=cfg.get("sync", ""), model=cfg["model"], remote=cfg.get("remote", ""),
                epg=cfg.get("epg", ""), detector=cfg.get("detector", ""), reactivation=cfg.get("reactivation", ""),
-               apte_threshold=cfg.get("apte-threshold", ""), threads=cfg["threads"], wall_s=eng["wall_s"],
+               apte_threshold=cfg.get("apte-threshold", ""), barrier_wait=cfg.get("barrier-wait", ""),
+               optimism_window=cfg.get("optimism-window", ""), threads=cfg["threads"], wall_s=eng["wall_s"],
                committed_events=eng["committed_events"], efficiency=eng["efficiency"],
                event_rate=eng["event_rate"], rollbacks=eng["rollbacks"],
                locality=trial["locality"]["non_primary_iteration_share"])
@@ -75,6 +78,13 @@ def row_of(trial, experiment, figure):
     row["cache_misses"] = "" if misses is None else misses
     tc = trial["perf"].get("task-clock", {})
     row["engine_cpu_s"] = tc["value"] / 1000 if tc.get("status") == "ok" and tc.get("unit") == "msec" else ""
+    nz = trial.get("noise") or {}
+    row.update(end_time=cfg.get("end-time", ""), checksum=eng["checksum"],
+               work_key=json.dumps(work_of(cfg), sort_keys=True),
+               target_s=(trial.get("calibration") or {}).get("target_s", ""),
+               disturbed="" if nz.get("disturbed") is None else int(nz["disturbed"]),
+               reruns=nz.get("reruns", ""), foreign_cpu_s=nz.get("foreign_cpu_s", ""),
+               runner_cpu_s=nz.get("runner_cpu_s", ""))
     loads = trial.get("loads", [])
     thr = [ld["figures"].get("throughput") for ld in loads if ld["figures"].get("throughput") is not None]
     if thr:
@@ -84,24 +94,72 @@ def row_of(trial, experiment, figure):
     return row
 
 
+def prediction_loads(records):
+    """Load records as Eq. 1-3 take them: start and stop on the engine's clock; a load meant
+    to run to the end of the trial (no planned stop) that did not end on its own is open
+    (stop None), since it ran beside every moment of the engine's run."""
+    out = []
+    for ld in records:
+        if ld.get("start_s") is None:
+            continue
+        whole = ld.get("planned_stop_s") is None and not ld.get("ended_early")
+        out.append({"start_s": ld["start_s"], "stop_s": None if whole else ld["stop_s"],
+                    "threads": ld["threads"], "kind": ld["kind"], "figures": ld["figures"]})
+    return out
+
+
+def check_determinism(rows):
+    """The determinism contract across a configuration: every trial that simulated the same
+    work (model, parameters, PEs, end time, seed: work_key) commits the same events with the
+    same checksum, whatever its mode, detector or load. Trials that disagree with the
+    majority (or all of them, without one) become error rows with the reason."""
+    groups = {}
+    for r in rows:
+        if r["status"] == "ok":
+            groups.setdefault(r["work_key"], []).append(r)
+    for rs in groups.values():
+        results = {}
+        for r in rs:
+            results.setdefault((r["committed_events"], r["checksum"]), []).append(r)
+        if len(results) == 1:
+            continue
+        best = max(results.values(), key=len)
+        majority = best[0] if len(best) * 2 > len(rs) else None
+        for r in rs:
+            if majority is not None and (r["committed_events"], r["checksum"]) == \
+                    (majority["committed_events"], majority["checksum"]):
+                continue
+            r["status"] = "error"
+            r["reason"] = (f"determinism contract broken: {r['committed_events']} events committed, checksum "
+                           f"{r['checksum']}, where " + ("the other trials" if majority is None else
+                                                         f"{len(best)} of {len(rs)} trials") +
+                           f" of this configuration (end time {r['end_time']}) "
+                           + ("disagree" if majority is None else
+                              f"committed {majority['committed_events']}, checksum {majority['checksum']}"))
+    return rows
+
+
 def add_slowdowns(rows, solo=None):
-    """slowdown = wall / mean wall of the same engine configuration without loads; the
-    predictions use the baseline time and the trial's own load timeline."""
+    """slowdown = wall / wall of the same engine configuration without loads in the same
+    repetition block (`rep`; repetitions run interleaved, so a machine whose speed drifts
+    moves both sides of the ratio); the mean of the other blocks' baselines when that
+    block's failed. The predictions use that baseline time and the trial's own load
+    timeline."""
     base = {}
     for r in rows:
         if r["status"] == "ok" and r["profile"] == "none" and r["setup"] == "cfs":
-            base.setdefault(_key(r), []).append(r["wall_s"])
+            base.setdefault(_key(r), {}).setdefault(str(r["rep"]), []).append(r["wall_s"])
     for r in rows:
         if r["status"] != "ok":
             continue
-        walls = base.get(_key(r))
+        blocks = base.get(_key(r))
+        walls = (blocks or {}).get(str(r["rep"])) or [w for ws in (blocks or {}).values() for w in ws]
         if walls:
             b = statistics.mean(walls)
             r["baseline_wall_s"] = b
             r["slowdown"] = r["wall_s"] / b
             cores, threads = int(r["cores"] or os.cpu_count()), int(r["threads"])
-            loads = [{"start_s": ld["start_s"], "stop_s": ld["stop_s"], "threads": ld["threads"],
-                      "kind": ld["kind"], "figures": ld["figures"]} for ld in r["_loads"] if ld.get("start_s") is not None]
+            loads = prediction_loads(r["_loads"])
             r["pred_eq1"] = predicted_slowdown(b, loads, threads, cores)
             r["pred_eq3"] = predicted_slowdown(b, loads, threads, cores, adaptive=True)
         s = (solo or {}).get(r["profile"])
@@ -115,7 +173,7 @@ def add_slowdowns(rows, solo=None):
 
 def _key(r):
     return (r["mode"], r["sync"], r["model"], r["remote"], r["epg"], r["detector"], r["reactivation"],
-            r["apte_threshold"], r["threads"])
+            r["apte_threshold"], r["barrier_wait"], r["optimism_window"], r["threads"])
 
 
 def read_solo(paths):
@@ -142,7 +200,7 @@ def main(argv=None):
             rows.append(row_of(json.loads(Path(p).read_text()), a.experiment, a.figure))
         except (OSError, ValueError, KeyError) as e:
             print(f"aggregate: skipping {p}: {e}", file=sys.stderr)
-    rows = add_slowdowns(rows, read_solo(a.solo))
+    rows = add_slowdowns(check_determinism(rows), read_solo(a.solo))
     tmp = f"{a.out}.tmp.{os.getpid()}"
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     with open(tmp, "w", newline="") as f:

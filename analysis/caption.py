@@ -112,6 +112,9 @@ def caption(exp, rows, facts, scale="quick", claims=None):
         parts.append(f"<span class=warn>{len(faster)} trial(s) ran faster under load than their no-load "
                      "baseline (slowdown below 1): the baseline itself was slow (other work on the machine, "
                      "or the engine's run-to-run spread), so read these slowdowns with care.</span>")
+    noise = noise_sentence(rows)
+    if noise:
+        parts.append(noise)
     if any(r.get("stand_in") == "1" for r in rows):
         parts.append("<span class=warn>PARSEC was not installed: its loads are documented stand-ins "
                      "(see the profiles).</span>")
@@ -122,6 +125,22 @@ def caption(exp, rows, facts, scale="quick", claims=None):
     if exp.get("needs"):
         parts.append(f"Needs: {html.escape(exp['needs'])}.")
     return " ".join(p for p in parts if p)
+
+
+def noise_sentence(rows):
+    """How many trials other work on the machine disturbed (the table's `disturbed` and
+    `reruns`, from each trial's `noise`): re-run, and still disturbed after the re-runs."""
+    measured = [r for r in rows if r.get("disturbed") in ("0", "1", 0, 1)]
+    if not measured:
+        return ""
+    rerun = [r for r in measured if (_f(r.get("reruns")) or 0) > 0]
+    still = [r for r in measured if str(r.get("disturbed")) == "1"]
+    if not rerun and not still:
+        return f"Noise: none of the {len(measured)} trials was disturbed by other work on the machine."
+    text = (f"Noise: {len(rerun)} of {len(measured)} trial(s) were run again because other work on the "
+            f"machine disturbed them; {len(still)} stayed disturbed after their re-runs (kept, marked "
+            "in the table's disturbed column).")
+    return f"<span class=warn>{html.escape(text)}</span>" if still else html.escape(text)
 
 
 def experiment_claims(exp, table, claims_csv):

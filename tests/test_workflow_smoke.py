@@ -288,3 +288,38 @@ def test_snakemake_report_over_the_lab_reports_copy_loses_nothing(smoke_run):
     assert lab.read_bytes() == before
     text = (work / "results/report.html").read_text(errors="replace")
     assert "airlab report" in text and "own self-contained report at scale smoke" in text
+
+
+ORDERED = textwrap.dedent("""\
+    figure: Fig. 96
+    title: a scratch experiment for the repetition order test
+    paper_finding: none
+    engine: {model: phold, threads: 2, lps_per_pe: 100}
+    sweep: {mode: [fm, ladm], profile: [cpu-1]}
+    reps: {smoke: 3, quick: 3, paper: 3}
+    plot: {kind: line, x: mode, series: profile, y: slowdown}
+    """)
+
+
+def test_repetitions_run_block_by_block(tmp_path):
+    """Every trial of repetition r (loaded runs and baselines of every configuration) comes
+    before any of repetition r+1: each trial of block r+1 takes block r's records as
+    (ancient) inputs, and the dry run lists the jobs in that order. Calibrated trials carry
+    their target and the calibration folder; the dry run prints the estimate."""
+    exp = tmp_path / "figorder.yaml"
+    exp.write_text(ORDERED)
+    work = tmp_path / "work"
+    r = snakemake(work, "-n", "-p", "--cores", "2", "--config", f"experiments=[{exp}]", "scale=quick",
+                  "--", "results/quick/tables/figorder.csv", timeout=120)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-3000:]
+    assert "airlab: scale quick: 1 experiments, 12 trials (estimate:" in out
+    jobs = [ln.split(":", 1)[1].strip() for ln in r.stdout.splitlines() if ln.strip().startswith("output:")]
+    reps = [int(re.search(r"-rep(\d+)\.json$", j).group(1)) for j in jobs if "/trials/" in j]
+    assert len(reps) == 12 and reps == sorted(reps), reps
+    assert "--target-s 2.5" in out and "--calibration-dir results/quick/calibration" in out
+    blocks = re.findall(r"input: (.*)\n\s*output: results/quick/trials/figorder/(\S+)-rep(\d)\.json", r.stdout)
+    assert len(blocks) == 12
+    for inputs, _, rep in blocks:
+        earlier = set(re.findall(r"-rep(\d)\.json", inputs))
+        assert earlier == ({str(int(rep) - 1)} if rep != "0" else set()), (rep, inputs)

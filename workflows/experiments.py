@@ -199,6 +199,12 @@ def expand(exp, scale, cfg, cores=None):
     reps = at_scale(exp.get("reps", cfg["reps"]), scale)
     reps = at_scale(reps, scale) if isinstance(reps, dict) else reps
     base_engine = {k: _engine_value(at_scale(v, scale), cores) for k, v in exp["engine"].items()}
+    # A trial's length is a time: the no-load run's target seconds, the end time calibrated
+    # per configuration on this machine (workflows/calibration.py), unless the experiment
+    # fixes an end time itself.
+    target_s, wanted = None, exp.get("baseline_s", cfg.get("baseline_s"))
+    if "end_time" not in base_engine and wanted is not None:
+        target_s = float(at_scale(wanted, scale))
     sweep = {k: at_scale(v, scale) for k, v in exp["sweep"].items()}
     if COUNT_VAR in sweep:
         sweep[COUNT_VAR] = load_counts(sweep[COUNT_VAR], cores)
@@ -221,7 +227,7 @@ def expand(exp, scale, cfg, cores=None):
             seen.add(tid)
             trials.append({"id": tid, "profile": profile, "load_count": count, "setup": setup,
                            "rep": rep, "vars": dict(values), "engine": eng, "argv": engine_argv(eng),
-                           "baseline": baseline})
+                           "baseline": baseline, "target_s": target_s})
 
     def no_load(values):  # load_count 0 is the no-load trial, whatever profile it multiplies
         if values.get(COUNT_VAR) == 0:
@@ -235,7 +241,7 @@ def expand(exp, scale, cfg, cores=None):
             combos.append(values)
     for values in combos:
         add(values, baseline=False)
-    for values in combos:  # the matching no-load baseline of each engine configuration
+    for values in combos if exp.get("baselines", True) else ():  # each engine configuration's no-load baseline
         base = {**values, "profile": "none", "setup": "cfs"}
         if COUNT_VAR in values:
             base[COUNT_VAR] = 0
@@ -258,7 +264,15 @@ def runner_args(trial):
     --rep R (the engine options, trial["argv"], follow a `--`). The trial's spec file holds
     these and the engine options, so editing any of them reruns the trial."""
     count = [] if trial.get("load_count") is None else ["--load-count", str(trial["load_count"])]
-    return ["--profile", trial["profile"], *count, "--setup", trial["setup"], "--rep", str(trial["rep"])]
+    target = [] if trial.get("target_s") is None else ["--target-s", f"{trial['target_s']:g}"]
+    return ["--profile", trial["profile"], *count, "--setup", trial["setup"], "--rep", str(trial["rep"]), *target]
+
+
+def previous_block(trials, trial):
+    """The trials of the repetition block before this trial's (none for the first): the
+    workflow runs every configuration's repetition r before any repetition r+1, so slow
+    drift of the machine falls on both sides of each block's loaded/no-load ratio."""
+    return [t for t in trials if t["rep"] == trial["rep"] - 1]
 
 
 def baseline_key(trial):
@@ -266,39 +280,90 @@ def baseline_key(trial):
     return json.dumps(trial["engine"], sort_keys=True)
 
 
-def all_trials(cfg, scale, only=None):
-    """{experiment name: (experiment, [trials])} for the experiments of this run."""
+def all_trials(cfg, scale, only=None, cores=None):
+    """{experiment name: (experiment, [trials])} for the experiments of this run (on a
+    machine with `cores` CPUs: this one unless given)."""
     names = only or cfg.get("experiments") or list_experiments()
     out = {}
     for name in names:
         exp = load_experiment(name)
         if scale == "smoke" and not exp.get("smoke"):
             continue
-        out[exp["name"]] = (exp, expand(exp, scale, cfg))  # a path given in config: its stem
+        out[exp["name"]] = (exp, expand(exp, scale, cfg, cores))  # a path given in config: its stem
     return out
 
 
-# Rough seconds per trial on a 2-core machine, calibrated on a quick run on a quiet 2-core
-# VM (engine 5002278: 457 trials, 8.2 min in trials and 11.3 min of Snakemake): PHOLD with
-# 1000 LPs per PE ~0.16 s per 1000 time units, EPG ~0.0015 s more per unit of EPG, PCS with
-# 2048 cells per PE ~0.35 s per 1000. Under a load FM slows about x3, the adaptive modes
-# about x1.6. Expect up to 3x more on a busy machine, or where FM collapses under a load
-# (an earlier VM: x8, and a 34-minute quick run). Only used to print an estimate and to keep
-# the quick scale within its budget (tests/test_experiment_config.py).
+# Seconds per trial on a 2-core machine. A calibrated trial's no-load FM run lasts its
+# target_s (workflows/calibration.py), so its time is target_s times how much slower its
+# mode and loads make it: FM slows beyond proportional slowdown (about 1 + 1.5 x the CPUs
+# the loads demand: 2-2.5x with one load on 2 threads), DM likewise, the adaptive modes
+# about as Eq. 3 says, plus 10%. Gang shares time slices with its loads and starts a
+# private SLURM. Each trial adds the runner's start-up, checks, loads, perf and Snakemake's
+# own job (TRIAL_OVERHEAD_S); each configuration its pilot runs; each experiment its table,
+# figure and caption. Trials with a fixed end time use the engine's event rates (PHOLD with
+# 1000 LPs per PE ~0.16 s per 1000 time units, EPG ~0.0015 s more per unit, PCS with 2048
+# cells per PE ~0.35 s per 1000). Used to print an estimate and to keep the quick scale
+# within its budget (tests/test_experiment_config.py); a busy machine takes longer.
+TRIAL_OVERHEAD_S = 1.2
+PILOT_S = 2.5
+ANALYSIS_S_PER_EXPERIMENT = 5.0
+SOLO_S = 9.0
+
+
+def _demand(trial, cores=2):
+    """CPUs the trial's loads demand (on-off loads half a CPU each)."""
+    if trial["profile"] == "none":
+        return 0.0
+    try:
+        prof = _profile(trial["profile"], trial.get("load_count"))
+    except Exception:  # an estimate: a profile that cannot be read counts as one load
+        return 1.0
+    return sum(p.get("threads", 1) * (0.5 if p.get("kind") == "onoff" else 1.0) for p in prof["processes"])
+
+
+_profiles = {}
+
+
+def _profile(name, count):
+    if (name, count) not in _profiles:
+        from loads.profiles import resolve_profile
+        _profiles[(name, count)] = resolve_profile(name, load_count=count)
+    return _profiles[(name, count)]
+
+
+def _mode_factor(mode, n, threads=2, cores=2):
+    if mode in ("adm", "ladm"):
+        yielded = min(max(0.0, threads + n - cores), threads - 1)
+        return 1.1 * threads / (threads - yielded) if n else 1.05
+    return 1.0 + 1.5 * n
+
+
 def estimate_seconds(trial):
     e = trial["engine"]
-    span = float(e.get("end_time", 2000)) / 1000
-    lps = float(e.get("lps_per_pe", 1000))
-    if e.get("model") == "pcs":
-        base = span * lps / 2048 * 0.35
+    if trial.get("target_s") is not None:
+        base = trial["target_s"]
     else:
-        base = span * lps / 1000 * (0.16 + 0.0015 * float(e.get("epg", 0)))
-    if trial["profile"] != "none":
-        base *= 3 if e.get("mode", "fm") == "fm" else 1.6
+        span = float(e.get("end_time", 10000)) / 1000
+        lps = float(e.get("lps_per_pe", 1000))
+        if e.get("model") == "pcs":
+            base = span * lps / 2048 * 0.35
+        else:
+            base = span * lps / 1000 * (0.16 + 0.0015 * float(e.get("epg", 0)))
+    base *= _mode_factor(e.get("mode", "fm"), _demand(trial))
     if trial["setup"] == "gang":
         base = base * 1.5 + 3  # time slices shared with the loads, plus the private SLURM's start
-    return 0.7 + base  # runner start-up, loads, perf, Snakemake's own work
+    return TRIAL_OVERHEAD_S + base
 
 
 def estimate_minutes(plan):
-    return sum(estimate_seconds(t) for _, trials in plan.values() for t in trials) / 60
+    from workflows.calibration import key_of, parse_options, work_of
+    total, pilots = 0.0, set()
+    for exp, trials in plan.values():
+        total += ANALYSIS_S_PER_EXPERIMENT
+        if exp.get("load_solo"):
+            total += SOLO_S * len({t["profile"] for t in trials if t["profile"] != "none"})
+        for t in trials:
+            total += estimate_seconds(t)
+            if t.get("target_s") is not None:
+                pilots.add(key_of(work_of(parse_options(t["argv"])), t["target_s"]))
+    return (total + PILOT_S * len(pilots)) / 60

@@ -24,7 +24,7 @@ import jsonschema
 from loads import proctags
 from loads.launcher import LoadSet
 from loads.profiles import ProfileError, resolve_profile
-from workflows import machine, perf
+from workflows import calibration as calib, machine, noise, perf
 from workflows.paths import AIRPDES, SCHEMAS
 from workflows.setups import SetupError, leftovers, open_setup
 
@@ -181,9 +181,13 @@ def _read_timeline(path):
 
 
 def run_trial(profile, setup, out, engine_opts, rep=0, timeout=600.0, labels=None,
-              allow_unavailable=False, load_count=None):
+              allow_unavailable=False, load_count=None, target_s=None, calibration_dir=None,
+              reruns=0, noise_threshold=noise.DEFAULT_THRESHOLD):
     """Run one trial and write its JSON to `out`. Returns the trial dict. With load_count,
-    the profile's one process runs that many times (recorded as profile NAME-xN).
+    the profile's one process runs that many times (recorded as profile NAME-xN). With
+    target_s the engine's end time is the one calibrated for its configuration (cached in
+    calibration_dir; workflows/calibration.py). A run that other work on the machine
+    disturbed (workflows/noise.py) is run again up to `reruns` times; the last one is kept.
 
     SIGINT/SIGTERM are caught from the first moment (even while the inputs are checked) and
     turned into TrialInterrupted once every `finally` below has removed what was started."""
@@ -199,7 +203,7 @@ def run_trial(profile, setup, out, engine_opts, rep=0, timeout=600.0, labels=Non
     done = False
     try:
         record = _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_unavailable,
-                            load_count)
+                            load_count, target_s, calibration_dir, reruns, noise_threshold)
         done = True
         return record
     except Interrupted as e:
@@ -220,7 +224,14 @@ def run_trial(profile, setup, out, engine_opts, rep=0, timeout=600.0, labels=Non
             os.environ[leftovers.KEY] = old_env
 
 
-def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_unavailable, load_count=None):
+def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_unavailable, load_count=None,
+               target_s=None, calibration_dir=None, reruns=0, noise_threshold=noise.DEFAULT_THRESHOLD):
+    engine_opts = list(engine_opts)
+    if target_s is not None:
+        if any(o.split("=")[0] == "--end-time" for o in engine_opts):
+            raise UsageProblem("give either --target-s or the engine's --end-time, not both")
+        if not calibration_dir:
+            raise UsageProblem("--target-s needs --calibration-dir (where calibrations are cached)")
     prof, st = check_inputs(profile, setup, out, engine_opts, load_count)
     for item in leftovers.sweep():
         _say(f"removed what a killed runner left: {item}")
@@ -245,6 +256,76 @@ def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_una
         _say(f"{trial_id}: unavailable here: {'; '.join(reasons)}")
         return record
 
+    calibration = None
+    if target_s is not None:
+        try:
+            calibration = calib.calibrate(engine_opts, target_s, calibration_dir, timeout=timeout)
+        except (calib.CalibrationError, subprocess.TimeoutExpired, OSError) as e:
+            raise TrialError(f"calibration of the end time failed: {e}") from None
+        _say(f"{trial_id}: end time {calibration['end_time']:g} for a {target_s:g} s no-load run "
+             f"({'cached' if calibration['cached'] else 'calibrated now'}: {calibration['key']})")
+        engine_opts = [*engine_opts, "--end-time", f"{calibration['end_time']:g}"]
+
+    attempts = []
+    while True:
+        m = _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold)
+        attempts.append({k: m["noise"][k] for k in ("foreign_cpu_s", "window_s", "disturbed")})
+        if not m["noise"]["disturbed"] or len(attempts) > reruns:
+            break
+        _say(f"{trial_id}: disturbed ({m['noise']['foreign_cpu_s']:.2f} s of CPU by other work): "
+             f"running it again ({len(attempts)} of {reruns})")
+        time.sleep(1.0)  # let a passing disturbance pass
+    engine_result, records, nz = m["engine"], m["records"], m["noise"]
+    nz["reruns"] = len(attempts) - 1
+    nz["attempts"] = attempts
+
+    warnings = []
+    if st.kind == "gang":
+        slice_s = st.spec.get("time_slice_s", 5)
+        if engine_result["wall_s"] < 2 * slice_s:
+            warnings.append(f"gang: the engine ran {engine_result['wall_s']:.1f} s, less than two "
+                            f"{slice_s} s time slices, so SLURM may never have switched jobs; use a longer run")
+    if nz["disturbed"]:
+        warnings.append(f"disturbed: other work on the machine used {nz['foreign_cpu_s']:.2f} s of CPU during "
+                        f"the {nz['window_s']:.2f} s run (more than {nz['threshold']:.0%} of one core)"
+                        + (f", after {nz['reruns']} re-run(s)" if nz["reruns"] else ""))
+    for r in records:
+        if r["available"] and r["figures"].get("throughput") is None and not r["cpu_s"]:
+            r["figures"]["error"] = "the load never ran during the trial (pending or suspended throughout)"
+    for w in warnings:
+        _say(f"warning: {w}")
+    pes = engine_result.get("pes", [])
+    iters = sum(p.get("iterations", 0) for p in pes)
+    record = {
+        "schema": SCHEMA_ID, "status": "ok",
+        "trial": {"id": trial_id, "rep": rep, "profile": prof["name"], "setup": st.name,
+                  "timeout_s": timeout, "started_at": started_at,
+                  "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                  "started_unix": started_unix, "finished_unix": time.time(), "labels": labels or {}},
+        "engine": engine_result, "engine_argv": m["bare"], "timeline": m["timeline"], "loads": records,
+        "profile": prof, "perf": m["perf"],
+        "locality": {"non_primary_iteration_share":
+                     (sum(p.get("non_primary_iterations", 0) for p in pes) / iters) if iters else None,
+                     "source": "engine",
+                     "note": "iterations run on a PE by a thread other than its primary; stands in "
+                             "for cache-miss counters where the machine has none"},
+        "setup": m["setup"], "machine": machine.facts(),
+        "commands": [m["argv"]] + [r["argv"] for r in records if r["argv"]],
+        "runner": _runner(), "wall_s": engine_result["wall_s"], "warnings": warnings,
+        "clock": m["clock"], "noise": nz,
+    }
+    if calibration is not None:
+        record["calibration"] = calibration
+    validate(record)
+    _write_atomic(out, record)
+    _say(f"{trial_id}: done in {record['wall_s']:.2f} s, {engine_result['committed_events']} events "
+         f"committed, efficiency {engine_result['efficiency']:.3f} -> {out}")
+    return record
+
+
+def _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold):
+    """One run of the engine beside the profile's loads under the setup: its figures, the
+    loads' records on the engine's clock and the noise of the run."""
     engine = None
     try:
         with tempfile.TemporaryDirectory(prefix=f"{leftovers.WORKDIR_PREFIX}{os.getpid()}-") as wd:
@@ -260,6 +341,7 @@ def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_una
                          f"running {' '.join(engine_opts)}")
                     tag = f"{trial_id}.{os.getpid()}.{time.monotonic_ns()}"
                     with open(wd / "engine.stderr", "wb") as err:
+                        window = noise.Window()
                         t0 = time.monotonic()
                         # Its own process group (killpg), but the runner's session: with
                         # sched_autogroup each session is a scheduling group of its own, and
@@ -276,17 +358,29 @@ def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_una
                     # the run it measures. Under gang the job states are the evidence.
                     observed = {"engine": None if st.kind == "gang" else _observe(engine.pid),
                                 "loads": [_observe(ld.popen.pid if ld.popen else None) for ld in loads.loads]}
-                    # Block in wait() (no polling wake-ups); a timer enforces the timeout.
+                    # Block in wait4() (no polling wake-ups; it also returns the CPU of the
+                    # tree it reaps: perf and the engine); a timer enforces the timeout.
                     timed_out = threading.Event()
                     timer = threading.Timer(timeout, lambda: (timed_out.set(), _kill_group(engine, wait=False)))
                     timer.daemon = True
                     timer.start()
                     try:
-                        rc = engine.wait()
+                        _, status, usage = os.wait4(engine.pid, 0)
+                        engine.returncode = rc = os.waitstatus_to_exitcode(status)
+                        window.close()
                     finally:
                         timer.cancel()
                     if timed_out.is_set():
                         raise TrialTimeout(f"the engine did not finish within --timeout {timeout:g} s")
+                    tree_s = usage.ru_utime + usage.ru_stime
+                    counters = perf.read(perf_out, perf_missing)
+                    tc = counters.get("task-clock", {})
+                    task_clock_s = tc["value"] / 1000 if tc.get("status") == "ok" and tc.get("unit") == "msec" else None
+                    gang = st.kind == "gang"  # the engine ran as a SLURM job: what we waited for is its wrapper
+                    nz = window.account(None if gang else tree_s, task_clock_s,
+                                        [ld.popen.pid for ld in loads.loads if ld.popen], loads.tag,
+                                        loads._watchdog.pid if loads._watchdog else None, tag,
+                                        threshold=noise_threshold, wrapper_s=tree_s if gang else 0.0)
                     records = loads.stop()
                 applied.applied["observed"] = observed
             setup_record = applied.record()  # after the setup is undone: includes what it saw
@@ -294,7 +388,6 @@ def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_una
                 tail = (wd / "engine.stderr").read_text(errors="replace").strip().splitlines()[-3:]
                 raise TrialError(f"the engine failed (exit {rc}): {' | '.join(tail) or 'no message'}")
             engine_result = json.loads(eng_json.read_text())
-            counters = perf.read(perf_out, perf_missing)
             timeline = _read_timeline(eng_tl)
     except SetupError as e:  # could not be applied here (exit 3), or not undone (a failure)
         if engine is None:
@@ -302,42 +395,24 @@ def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_una
         raise TrialError(str(e)) from None
     finally:
         _kill_group(engine)
+    return {"engine": engine_result, "records": records, "timeline": timeline, "perf": counters,
+            "setup": setup_record, "argv": argv, "bare": bare, "noise": nz,
+            "clock": _engine_clock(engine_result, t0, records)}
 
-    warnings = []
-    if st.kind == "gang":
-        slice_s = st.spec.get("time_slice_s", 5)
-        if engine_result["wall_s"] < 2 * slice_s:
-            warnings.append(f"gang: the engine ran {engine_result['wall_s']:.1f} s, less than two "
-                            f"{slice_s} s time slices, so SLURM may never have switched jobs; use a longer run")
+
+def _engine_clock(engine_result, t0, records):
+    """Put the loads on the engine's clock: the launcher counts from t0 (taken just before
+    the engine was started), the engine's wall_s and timeline from its own start, which it
+    reports on CLOCK_MONOTONIC (the clock of time.monotonic()). A load started before the
+    engine's clock then has start_s <= 0, and Eq. 1/2 see exactly the overlap there was."""
+    start = engine_result.get("start_monotonic_s")
+    shift = (t0 - start) if isinstance(start, (int, float)) else 0.0
     for r in records:
-        if r["available"] and r["figures"].get("throughput") is None and not r["cpu_s"]:
-            r["figures"]["error"] = "the load never ran during the trial (pending or suspended throughout)"
-    for w in warnings:
-        _say(f"warning: {w}")
-    pes = engine_result.get("pes", [])
-    iters = sum(p.get("iterations", 0) for p in pes)
-    record = {
-        "schema": SCHEMA_ID, "status": "ok",
-        "trial": {"id": trial_id, "rep": rep, "profile": prof["name"], "setup": st.name,
-                  "timeout_s": timeout, "started_at": started_at,
-                  "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                  "started_unix": started_unix, "finished_unix": time.time(), "labels": labels or {}},
-        "engine": engine_result, "engine_argv": bare, "timeline": timeline, "loads": records,
-        "profile": prof, "perf": counters,
-        "locality": {"non_primary_iteration_share":
-                     (sum(p.get("non_primary_iterations", 0) for p in pes) / iters) if iters else None,
-                     "source": "engine",
-                     "note": "iterations run on a PE by a thread other than its primary; stands in "
-                             "for cache-miss counters where the machine has none"},
-        "setup": setup_record, "machine": machine.facts(),
-        "commands": [argv] + [r["argv"] for r in records if r["argv"]],
-        "runner": _runner(), "wall_s": engine_result["wall_s"], "warnings": warnings,
-    }
-    validate(record)
-    _write_atomic(out, record)
-    _say(f"{trial_id}: done in {record['wall_s']:.2f} s, {engine_result['committed_events']} events "
-         f"committed, efficiency {engine_result['efficiency']:.3f} -> {out}")
-    return record
+        for k in ("start_s", "stop_s"):
+            if r.get(k) is not None:
+                r[k] = r[k] + shift
+    return {"zero": "engine" if start is not None else "runner (the engine did not report start_monotonic_s)",
+            "engine_start_monotonic_s": start, "runner_t0_monotonic_s": t0, "loads_shift_s": shift}
 
 
 def write_failure(out, profile, setup, engine_opts, rep, reason, labels=None):

@@ -20,7 +20,9 @@ quota-half, weight-4to1, idle, nice, gang. A gang trial starts a private SLURM (
 slurmctld, slurmd) and stops it afterwards; SLURM switches jobs every time slice (5 s at
 least), so give it an engine run of several slices (the runner warns when it was shorter).
 Progress goes to stderr; the engine options --json, --timeline and --check belong to the
-runner and are refused.
+runner and are refused. The record's `noise` object says how much CPU other work on the
+machine used during the run; above --noise-threshold the trial is `disturbed` and a
+warning line says so (--reruns runs it again).
 
 exit status (on every non-zero one the engine, every load, the lab's cgroups, SLURM jobs
 and daemons are gone and no result file is written):
@@ -54,6 +56,18 @@ def register(sub):
     p.add_argument("--record-failure", action="store_true",
                    help="on an engine error or timeout write a status 'failed' record (exit 0) "
                         "so a workflow reports it and goes on; interrupts still write nothing")
+    p.add_argument("--target-s", type=float, default=None, metavar="S",
+                   help="run the engine to the end time at which this configuration's no-load FM run "
+                        "lasts about S seconds here (calibrated once by pilot runs, cached in "
+                        "--calibration-dir); leave --end-time out of the engine options")
+    p.add_argument("--calibration-dir", default=None, metavar="DIR",
+                   help="where calibrated end times are cached (the workflow: results/<scale>/calibration)")
+    p.add_argument("--reruns", type=int, default=0, metavar="N",
+                   help="run a disturbed trial (other work used the CPUs) again up to N times; the "
+                        "last run is kept and says how many re-runs it took [0]")
+    p.add_argument("--noise-threshold", type=float, default=0.05, metavar="SHARE",
+                   help="a trial is disturbed when other work used more than SHARE of one core "
+                        "during the engine's run [0.05]")
     p.add_argument("engine_options", nargs=argparse.REMAINDER, help="-- then the airpdes options")
     p.set_defaults(func=trial_cmd)
 
@@ -68,6 +82,10 @@ def trial_cmd(args):
         raise UsageError("give the engine options after --, e.g. -- --mode fm --threads 2")
     if args.timeout <= 0 or args.rep < 0:
         raise UsageError("--timeout must be > 0 and --rep >= 0")
+    if args.reruns < 0 or not 0 < args.noise_threshold <= 64:
+        raise UsageError("--reruns must be >= 0 and --noise-threshold > 0")
+    if args.target_s is not None and args.target_s <= 0:
+        raise UsageError("--target-s must be > 0")
     load_count = None
     if args.load_count is not None:
         from loads.profiles import derived_name, parse_load_count
@@ -83,7 +101,9 @@ def trial_cmd(args):
         labels[key] = value
     try:
         run_trial(args.profile, args.setup, args.out, opts, rep=args.rep, timeout=args.timeout,
-                  labels=labels, allow_unavailable=args.allow_unavailable, load_count=load_count)
+                  labels=labels, allow_unavailable=args.allow_unavailable, load_count=load_count,
+                  target_s=args.target_s, calibration_dir=args.calibration_dir, reruns=args.reruns,
+                  noise_threshold=args.noise_threshold)
     except UsageProblem as e:
         raise UsageError(str(e))
     except TrialUnavailable as e:

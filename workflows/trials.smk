@@ -5,6 +5,9 @@
 # status "failed" (and its reason), reported in the figures and the report, so one bad
 # trial does not stop the experiments. Delete that file (or use --forcerun) to retry it.
 # Editing an experiment reruns exactly the trials whose options changed (their spec files).
+# A calibrated trial (--target-s) finds its end time in results/<scale>/calibration/, made
+# by pilot runs the first time its configuration runs; a disturbed trial is run again
+# (config: disturbed_reruns, disturbed_threshold) and the last run kept, marked.
 
 def trial_of(wc):
     try:
@@ -13,9 +16,19 @@ def trial_of(wc):
         raise WorkflowError(f"no trial {wc.tid} in experiment {wc.exp} at scale {wc.scale}")
 
 
+def previous_block_files(wc):
+    """Repetitions run interleaved: a trial of repetition r waits for every trial of its
+    experiment's repetition r-1 (ancient: only their existence orders the jobs; retrying
+    one of them does not rerun the later blocks)."""
+    _, trials = PLAN[wc.scale][wc.exp]
+    return [ancient(f"results/{wc.scale}/trials/{wc.exp}/{t['id']}.json")
+            for t in previous_block(trials, trial_of(wc))]
+
+
 rule trial:
     input:
         spec="results/{scale}/specs/{exp}/{tid}.args",  # rewritten only when the trial changes
+        previous_block=previous_block_files,
     output:
         "results/{scale}/trials/{exp}/{tid}.json",
     log:
@@ -30,6 +43,9 @@ rule trial:
             *AIRLAB, "trial", *runner_args(trial_of(wc)),  # --profile [--load-count] --setup --rep
             "--out", output[0], "--record-failure", "--allow-unavailable",
             "--timeout", str(config["trial_timeout_s"][wc.scale]),
+            "--calibration-dir", f"results/{wc.scale}/calibration",
+            "--reruns", str(config.get("disturbed_reruns", 2)),
+            "--noise-threshold", str(config.get("disturbed_threshold", 0.05)),
             "--label", f"experiment={wc.exp}", "--label", f"scale={wc.scale}",
             "--", *trial_of(wc)["argv"]]),
         fallback=lambda wc, output: shlex.join([

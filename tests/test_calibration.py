@@ -1,0 +1,108 @@
+"""Trial length from a time: one calibrated end time per model configuration, whatever the
+mode, detector or load; a changed model parameter gets its own. Real pilot runs and real
+trials; and the analysis's determinism check across a configuration."""
+import json
+
+import pytest
+
+from trial_helpers import run
+from workflows.calibration import calibrate, key_of, parse_options, work_of
+
+CONFIG = ["--threads", "2", "--lps-per-pe", "300", "--remote", "0.2"]
+
+
+def key(argv, target=2.5):
+    return key_of(work_of(parse_options(argv)), target)
+
+
+def test_key_ignores_how_the_work_is_run_and_follows_what_it_is():
+    same = [["--mode", "fm", *CONFIG], ["--mode", "ladm", *CONFIG, "--detector", "apte", "--reactivation", "pr"],
+            ["--mode", "adm", *CONFIG, "--sync", "conservative", "--batch", "8", "--gvt-interval", "64"],
+            ["--mode", "dm", "--pes", "2", "--threads", "1", "--lps-per-pe", "300", "--remote", "0.2"]]
+    assert len({key(a) for a in same}) == 1
+    changed = [["--mode", "fm", *CONFIG, "--remote", "0.3"], ["--mode", "fm", *CONFIG, "--epg", "100"],
+               ["--mode", "fm", *CONFIG, "--seed", "2"], ["--mode", "fm", "--threads", "4", "--lps-per-pe", "300",
+                                                          "--remote", "0.2"]]
+    keys = {key(a) for a in changed}
+    assert len(keys) == len(changed) and key(same[0]) not in keys
+    assert key(same[0], 2.5) != key(same[0], 3.0)
+
+
+def test_calibration_is_measured_once_and_cached(tmp_path):
+    a = calibrate(["--mode", "ladm", *CONFIG], 0.3, tmp_path)
+    assert not a["cached"] and a["end_time"] > 0 and a["pilot"]["mode"] == "fm"
+    assert len(a["pilot"]["walls_s"]) == 3 and a["pilot"]["best_wall_s"] == min(a["pilot"]["walls_s"])
+    b = calibrate(["--mode", "fm", *CONFIG, "--detector", "apte"], 0.3, tmp_path)
+    assert b["cached"] and b["end_time"] == a["end_time"] and b["key"] == a["key"]
+    assert json.loads((tmp_path / f"{a['key']}.json").read_text())["end_time"] == a["end_time"]
+
+
+def test_every_mode_and_load_of_a_configuration_simulates_the_same_events(tmp_path):
+    cal = tmp_path / "calibration"
+    cases = [("none", [], ["--mode", "fm"]),
+             ("cpu-1", [], ["--mode", "fm"]),
+             ("cpu-1", ["--load-count", "2"], ["--mode", "ladm"]),
+             ("none", [], ["--mode", "adm", "--detector", "apte", "--reactivation", "pr"])]
+    recs = []
+    for i, (profile, extra, mode) in enumerate(cases):
+        out = tmp_path / f"t{i}.json"
+        r = run(out, profile=profile, engine=[*mode, *CONFIG],
+                extra=[*extra, "--target-s", "0.3", "--calibration-dir", str(cal)])
+        assert r.returncode == 0, r.stderr
+        recs.append(json.loads(out.read_text()))
+    ends = {d["calibration"]["end_time"] for d in recs}
+    assert len(ends) == 1 and {d["engine"]["config"]["end-time"] for d in recs} == ends
+    assert [d["calibration"]["cached"] for d in recs] == [False, True, True, True]
+    assert len({(d["engine"]["committed_events"], d["engine"]["checksum"]) for d in recs}) == 1
+    # A changed model parameter: its own pilot, its own end time.
+    out = tmp_path / "other.json"
+    r = run(out, profile="none", engine=["--mode", "fm", "--threads", "2", "--lps-per-pe", "300", "--remote", "0.05"],
+            extra=["--target-s", "0.3", "--calibration-dir", str(cal)])
+    assert r.returncode == 0, r.stderr
+    other = json.loads(out.read_text())["calibration"]
+    assert not other["cached"] and other["key"] != recs[0]["calibration"]["key"]
+    assert len(list(cal.glob("*.json"))) == 2
+
+
+@pytest.mark.parametrize("extra, says", [
+    (["--target-s", "1", "--calibration-dir", "x", "--", "--mode", "fm", "--end-time", "100"], "not both"),
+    (["--target-s", "1", "--", "--mode", "fm"], "--calibration-dir"),
+    (["--target-s", "0", "--calibration-dir", "x", "--", "--mode", "fm"], "--target-s must be > 0"),
+])
+def test_bad_calibration_options(tmp_path, extra, says):
+    import subprocess
+    from trial_helpers import AIRLAB
+    r = subprocess.run([AIRLAB, "trial", "--profile", "none", "--out", str(tmp_path / "o.json"), *extra],
+                       capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def _row(trial, mode, committed, checksum, end=1000, profile="none", rep=0, wall=2.0):
+    return {"trial": trial, "status": "ok", "reason": "", "mode": mode, "committed_events": committed,
+            "checksum": checksum, "end_time": end, "work_key": json.dumps({"end_time": end}), "profile": profile,
+            "setup": "cfs", "rep": rep, "wall_s": wall}
+
+
+def test_analysis_checks_the_determinism_contract():
+    from analysis.aggregate import check_determinism
+    rows = [_row("a", "fm", 10, "ab"), _row("b", "ladm", 10, "ab", profile="cpu-1"),
+            _row("c", "adm", 11, "cd", profile="cpu-1"), _row("d", "fm", 5, "ef", end=500)]
+    check_determinism(rows)
+    assert [r["status"] for r in rows] == ["ok", "ok", "error", "ok"]
+    assert "determinism contract broken" in rows[2]["reason"] and "committed 10" in rows[2]["reason"]
+    two = [_row("a", "fm", 10, "ab"), _row("b", "ladm", 11, "cd")]  # no majority: both suspect
+    assert [r["status"] for r in check_determinism(two)] == ["error", "error"]
+
+
+def test_slowdown_against_the_baseline_of_the_same_repetition_block():
+    from analysis.aggregate import add_slowdowns
+    def row(profile, rep, wall, status="ok"):
+        return {**_row(f"{profile}{rep}", "fm", 1, "a", profile=profile, rep=rep, wall=wall), "sync": "",
+                "model": "phold", "remote": 0.2, "epg": "", "detector": "", "reactivation": "",
+                "apte_threshold": "", "barrier_wait": "", "optimism_window": "", "threads": 2, "cores": 2, "_loads": [], "load_throughput": "",
+                "status": status}
+    rows = [row("none", 0, 2.0), row("none", 1, 4.0), row("none", 2, 3.0, status="failed"),
+            row("cpu-1", 0, 5.0), row("cpu-1", 1, 8.0), row("cpu-1", 2, 9.0)]
+    add_slowdowns(rows)
+    assert [r["slowdown"] for r in rows[3:]] == [2.5, 2.0, 3.0]  # block 2's baseline failed: the mean

@@ -1,0 +1,136 @@
+"""A trial's length from a time: the simulated end time at which a model configuration's
+no-load run lasts about `target_s` wall seconds on this machine.
+
+Every mode, detector and load level of one configuration must simulate exactly the same
+events (the determinism contract), so the end time depends only on what changes the
+simulated work (model, its parameters, PEs, LPs, remote share, EPG, lookahead, seed, ...)
+and never on how the work is run (mode, threads, detector, synchronisation, loads). It is
+found once per configuration with a short pilot run and cached in a folder
+(results/<scale>/calibration/ in the workflow), so every later trial reuses it.
+
+The pilot runs FM with one thread per PE: it does not depend on the mode under test, it is
+the paper's reference mode, and without a load it is the fastest of the parallel modes here
+(LADM within a few per cent), so the FM baseline lasts about target_s and every other trial
+of the configuration at least about that long. Seq would need a guessed parallel speedup to
+hit the target. Noise only ever slows a run down, so the fastest of three pilots counts."""
+import fcntl
+import hashlib
+import json
+import os
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from workflows.paths import AIRPDES
+
+# Engine options that change how the work is done, not which events are committed. Every
+# other option (present or future) counts as work: a new model parameter recalibrates.
+NOT_WORK = frozenset({
+    "mode", "sync", "threads", "batch", "gvt_interval", "detect_interval", "detector", "reactivation",
+    "apte_threshold", "pi_threshold_us", "rq_threshold", "n_batch", "pin", "barrier_wait",
+    "barrier_spin_us", "optimism_window", "timeline_period_ms", "quiet", "json", "timeline", "check",
+    "end_time",
+})
+PILOT_RUNS = 3           # the fastest counts
+PILOT_WALL_S = 0.4       # a pilot run's length (less when the target itself is short)
+FIRST_PILOT_END = 200.0  # simulated time of the first probe, lengthened until it is long enough
+
+
+class CalibrationError(Exception):
+    pass
+
+
+def parse_options(argv):
+    """airpdes options as a dict with underscores: ['--remote', '0.2', '--pin'] -> {remote:
+    '0.2', pin: True}."""
+    out, i = {}, 0
+    while i < len(argv):
+        tok = argv[i]
+        if not tok.startswith("--"):
+            raise CalibrationError(f"unexpected engine argument {tok!r}")
+        key, eq, val = tok[2:].partition("=")
+        key = key.replace("-", "_")
+        if eq:
+            out[key] = val
+        elif i + 1 < len(argv) and not argv[i + 1].startswith("--"):
+            out[key] = argv[i + 1]
+            i += 1
+        else:
+            out[key] = True
+        i += 1
+    return out
+
+
+def work_of(options):
+    """What decides the simulated work, from parsed options or an engine JSON's config
+    (dashes or underscores). PEs default to the threads, as in the engine."""
+    opts = {k.replace("-", "_"): v for k, v in options.items()}
+    work = {k: str(v) for k, v in opts.items() if k not in NOT_WORK and v not in (None, False)}
+    work.setdefault("model", "phold")
+    work["pes"] = str(opts.get("pes") or opts.get("threads") or 1)
+    return dict(sorted(work.items()))
+
+
+def key_of(work, target_s):
+    digest = hashlib.sha1(json.dumps([work, float(target_s)], sort_keys=True).encode()).hexdigest()[:12]
+    return f"{work['model']}-{digest}"
+
+
+def _pilot(work, end_time, timeout):
+    pes = work["pes"]
+    argv = [str(AIRPDES), "--mode", "fm", "--threads", pes]
+    for k, v in work.items():
+        argv += [f"--{k.replace('_', '-')}"] + ([] if v == "True" else [v])
+    with tempfile.TemporaryDirectory(prefix="airlab-pilot-") as d:
+        out = Path(d) / "pilot.json"
+        r = subprocess.run([*argv, "--end-time", f"{end_time:g}", "--quiet", "--json", str(out)],
+                           capture_output=True, text=True, timeout=timeout)
+        if r.returncode != 0 or not out.exists():
+            raise CalibrationError(f"pilot run failed (exit {r.returncode}): {r.stderr.strip()[-300:]}")
+        d = json.loads(out.read_text())
+    return d["wall_s"], d["committed_events"]
+
+
+def measure(work, target_s, timeout=300):
+    """Run the pilots; returns the calibration record (without caching)."""
+    goal = min(PILOT_WALL_S, max(0.05, target_s / 2))
+    end, walls = FIRST_PILOT_END, []
+    while True:
+        wall, events = _pilot(work, end, timeout)
+        if wall >= goal * 0.6:
+            walls.append(wall)
+            break
+        end *= min(16.0, max(1.5, goal / max(wall, 1e-3)))
+    while len(walls) < PILOT_RUNS:
+        walls.append(_pilot(work, end, timeout)[0])
+    best = min(walls)
+    end_time = float(f"{target_s * end / best:.3g}")  # three significant digits: a readable end time
+    return {"key": key_of(work, target_s), "target_s": float(target_s), "work": work,
+            "pilot": {"mode": "fm", "threads": int(work["pes"]), "end_time": end, "walls_s": walls,
+                      "best_wall_s": best, "committed_events": events,
+                      "sim_time_per_s": end / best},
+            "end_time": end_time, "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
+def calibrate(engine_opts, target_s, cache_dir, timeout=300):
+    """The calibration record of these engine options (list of CLI tokens) for target_s,
+    from the cache or measured now and cached (written atomically, under a lock so two
+    runners never measure the same configuration at once)."""
+    work = work_of(parse_options(engine_opts))
+    key = key_of(work, target_s)
+    cache = Path(cache_dir)
+    cache.mkdir(parents=True, exist_ok=True)
+    path = cache / f"{key}.json"
+    with open(cache / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if path.exists():
+            rec = json.loads(path.read_text())
+            rec["cached"] = True
+            return rec
+        rec = measure(work, target_s, timeout)
+        tmp = path.with_name(f".{path.name}.tmp.{os.getpid()}")
+        tmp.write_text(json.dumps(rec, indent=1))
+        os.replace(tmp, path)
+    rec["cached"] = False
+    return rec

@@ -1,0 +1,95 @@
+"""Who else used the CPUs while the engine ran: the trial's `noise` object.
+
+The machine's busy CPU time over the engine's run (/proc/stat: user, nice, system, irq,
+softirq of all CPUs; steal and idle are no one's work here) minus what the trial itself
+used: the engine (perf's task-clock, else the CPU of the process tree the runner waited
+for), its loads (their processes' CPU from /proc, children included) and the instrument
+(the runner's own threads, perf, the loads' watchdog and any helper the setup started,
+such as a private SLURM). What is left, `foreign_cpu_s`, is other work on the machine
+(another user, a build, a kernel thread); more than `threshold` of one core over the run
+marks the trial `disturbed`.
+
+Cheap on purpose: two reads of /proc/stat and getrusage() around the run, one scan of /proc
+after it; nothing runs while the engine does."""
+import os
+import resource
+import time
+
+from loads import proctags
+
+_TICK = os.sysconf("SC_CLK_TCK")
+DEFAULT_THRESHOLD = 0.05  # share of one core over the run
+
+
+def machine_busy_s():
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    # user nice system idle iowait irq softirq steal guest guest_nice (guest is inside user)
+    return (v[0] + v[1] + v[2] + v[5] + v[6]) / _TICK
+
+
+def _self_cpu_s():
+    ru = resource.getrusage(resource.RUSAGE_SELF)  # every thread of the runner
+    return ru.ru_utime + ru.ru_stime
+
+
+def _cpu_by_pid(pids):
+    return {pid: proctags.cpu_seconds([pid]) for pid in pids}
+
+
+class Window:
+    """Opened just before the engine starts, closed as soon as it has been waited for."""
+
+    def __init__(self, runner_pid=None):
+        from workflows.setups import leftovers
+        self.key = leftovers.KEY
+        self.runner_pid = str(runner_pid or os.getpid())
+        # Processes the runner's setup already started (a private SLURM): their CPU during
+        # the run belongs to the instrument. Scanned before the window opens.
+        self.helpers0 = _cpu_by_pid(proctags.find(self.key, self.runner_pid))
+        self.self0 = _self_cpu_s()
+        self.busy0 = machine_busy_s()
+        self.t0 = time.monotonic()
+        self.t1 = None
+
+    def close(self):
+        self.t1 = time.monotonic()
+        self.busy1 = machine_busy_s()
+        self.self1 = _self_cpu_s()
+
+    def account(self, engine_tree_s, task_clock_s, load_leaders, load_tag, watchdog_pid, engine_tag,
+                threshold=DEFAULT_THRESHOLD, wrapper_s=0.0):
+        """The noise object. engine_tree_s: CPU of the process tree the runner waited for
+        (perf and the engine; None when the engine ran elsewhere, as a SLURM job, and the
+        runner waited for its wrapper, whose CPU, wrapper_s, is the instrument's);
+        task_clock_s: the engine's CPU by perf (None without perf)."""
+        loads_s = proctags.cpu_seconds(set(load_leaders))  # first: they still run
+        load_pids = set(load_leaders) | set(proctags.find("AIRLAB_LOAD_SET", load_tag)) if load_tag else set(load_leaders)
+        loads_s += proctags.cpu_seconds(load_pids - set(load_leaders))
+        engine_pids = set(proctags.find("AIRLAB_TRIAL", engine_tag)) if engine_tag else set()
+        helpers = wrapper_s
+        for pid in set(proctags.find(self.key, self.runner_pid)) - load_pids - engine_pids:
+            helpers += max(0.0, proctags.cpu_seconds([pid]) - self.helpers0.get(pid, 0.0))
+        watchdog_s = proctags.cpu_seconds([watchdog_pid]) if watchdog_pid else 0.0
+        if task_clock_s is not None:
+            engine_s = task_clock_s
+            perf_s = max(0.0, engine_tree_s - task_clock_s) if engine_tree_s is not None else 0.0
+        else:
+            engine_s, perf_s = engine_tree_s, 0.0
+        runner_self = self.self1 - self.self0
+        runner_s = runner_self + perf_s + watchdog_s + helpers
+        window = self.t1 - self.t0
+        busy = self.busy1 - self.busy0
+        foreign = None if engine_s is None else busy - engine_s - loads_s - runner_s
+        limit = threshold * window
+        return {
+            "window_s": round(window, 4), "machine_busy_cpu_s": round(busy, 3),
+            "engine_cpu_s": None if engine_s is None else round(engine_s, 3),
+            "loads_cpu_s": round(loads_s, 3), "runner_cpu_s": round(runner_s, 3),
+            "runner_parts_cpu_s": {"runner": round(runner_self, 3), "perf": round(perf_s, 3),
+                                   "watchdog": round(watchdog_s, 3), "setup_helpers": round(helpers, 3)},
+            "foreign_cpu_s": None if foreign is None else round(foreign, 3),
+            "threshold": threshold, "threshold_cpu_s": round(limit, 3),
+            "disturbed": None if foreign is None else foreign > limit,
+            "window_monotonic_s": [self.t0, self.t1],
+        }

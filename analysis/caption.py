@@ -4,10 +4,9 @@ each figure; the figure rule also writes it beside the figure (results/<scale>/f
 <exp>.caption.html) for the captions of `snakemake --report` (workflows/report/figure.rst).
 
     python -m analysis.caption --experiment NAME --scale S --table T.csv \
-        --claims configs/paper-claims.csv --out FIGURE.caption.html
+        --claims configs/claims.yaml --out FIGURE.caption.html
 """
 import argparse
-import csv
 import html
 import os
 import statistics
@@ -143,17 +142,12 @@ def noise_sentence(rows):
     return f"<span class=warn>{html.escape(text)}</span>" if still else html.escape(text)
 
 
-def experiment_claims(exp, table, claims_csv):
-    """The experiment's claims as summary.csv has them, measured from its own table (each
-    claim reads only the table of the experiment that lists it; tables are named after it)."""
-    with open(claims_csv) as f:
-        wanted = [c for c in csv.DictReader(f) if c["id"] in exp.get("claims", [])]
-    T = claims_mod.Tables([table])
-    out = {}
-    for c in wanted:
-        measured, verdict = claims_mod.measure(c["id"], T)
-        out[c["id"]] = {**c, "measured_here": measured, "verdict": verdict}
-    return out
+def experiment_claims(exp, table, claims_path):
+    """The experiment's claims as summary.csv has them, judged from its own table alone
+    (the claims of configs/claims.yaml whose table is this experiment)."""
+    doc = claims_mod.load_claims(claims_path)
+    doc = {**doc, "claims": [c for c in doc["claims"] if c["table"] == exp["name"]]}
+    return {r["id"]: r for r in claims_mod.summarise(doc, [table])}
 
 
 def main(argv=None):
@@ -161,7 +155,7 @@ def main(argv=None):
     ap.add_argument("--experiment", required=True)
     ap.add_argument("--scale", required=True)
     ap.add_argument("--table", required=True)
-    ap.add_argument("--claims", required=True, help="configs/paper-claims.csv")
+    ap.add_argument("--claims", required=True, help="configs/claims.yaml")
     ap.add_argument("--out", required=True)
     a = ap.parse_args(argv)
     exp = load_experiment(a.experiment)

@@ -1,195 +1,372 @@
-"""The summary table: each of the paper's headline claims (configs/paper-claims.csv) with
-what this machine measured beside it (results/<scale>/tables/summary.csv).
+"""The paper's claims judged on this machine: configs/claims.yaml declares, per claim, the
+table it reads, the rows (filters), a statistic computed per repetition and a test; this
+module interprets those declarations (the words they may use are in analysis/claim_kinds.py)
+and writes the summary (results/<scale>/tables/summary.csv).
 
-    python -m analysis.claims --claims configs/paper-claims.csv --out summary.csv TABLE.csv ...
+Each statistic gets a 95% interval over repetitions (Student's t, analysis.stats.mean_ci).
+Verdict: agrees when the whole interval passes the test, differs when the whole interval
+fails it, inconclusive when it straddles the boundary or there are fewer than 2
+repetitions, "not measurable here" (with the reason) when this machine cannot measure it.
+
+    python -m analysis.claims --claims configs/claims.yaml --out summary.csv TABLE.csv ...
+    python -m analysis.claims --check configs/claims.yaml     (what the workflow checks at start)
 """
 import argparse
 import csv
+import json
 import os
-import statistics
 import sys
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
-from analysis import locality
-from analysis.stats import number as _f
+import jsonschema
+import yaml
+
+from analysis.aggregate import COLUMNS
+from analysis.claim_kinds import (MEASURES, NEEDS, STATISTICS, TESTS, NotMeasurable, Table, filter_ops,
+                                  level_key, same, select, test_text)
+from analysis.stats import mean_ci, read_rows
+from workflows.paths import CONFIGS, SCHEMAS
+
+DEFAULT = CONFIGS / "claims.yaml"
+INTERVAL = "95% t interval over repetitions"
+VERDICTS = ("agrees", "differs", "inconclusive", "not measurable here")
+FIELDS = ["id", "figure", "claim", "paper_value", "paper_platform", "table", "statistic", "value", "ci_low",
+          "ci_high", "n", "interval", "test", "verdict", "reason", "measured_here"]
 
 
-class Tables:
-    def __init__(self, paths):
-        self.rows = {}
-        for p in paths:
-            with open(p) as f:
-                self.rows[Path(p).stem] = [r for r in csv.DictReader(f) if r["status"] == "ok"]
-
-    def mean(self, exp, col, **where):
-        vals = [_f(r[col]) for r in self.rows.get(exp, [])
-                if r["baseline"] != "1" and all(_same(r.get(k), v) for k, v in where.items())
-                and _f(r[col]) is not None]
-        return statistics.mean(vals) if vals else None
-
-    def values(self, exp, col):
-        return sorted({r[col] for r in self.rows.get(exp, []) if r["baseline"] != "1" and r[col] != ""},
-                      key=lambda v: (_f(v) is None, _f(v) or 0, v))
+class ClaimError(Exception):
+    """A claims file that cannot be used; the message names the file and the claim."""
 
 
-def _same(a, b):
-    """Equal as numbers when both are ('0' and '0.0' are the same remote share), else as text."""
-    fa, fb = _f(a), _f(b)
-    return fa == fb if fa is not None and fb is not None else str(a) == str(b)
+# ---- reading and checking the declarations -----------------------------------------------
+
+def load_claims(path=DEFAULT):
+    """The claims document, checked against its schema and the words claim_kinds knows
+    (not against the experiments: check_claims does that)."""
+    path = Path(path)
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except OSError as e:
+        raise ClaimError(f"{path}: cannot read: {e.strerror}")
+    except yaml.YAMLError as e:
+        raise ClaimError(f"{path}: not valid YAML: {e}")
+    schema = json.loads((SCHEMAS / "claims.schema.json").read_text())
+    errs = sorted(jsonschema.Draft202012Validator(schema).iter_errors(doc), key=lambda e: list(map(str, e.path)))
+    if errs:
+        raise ClaimError("; ".join(f"{path}: {_where(doc, e.absolute_path)}: {e.message}" for e in errs))
+    errors = []
+    seen = set()
+    for c in doc["claims"]:
+        if c["id"] in seen:
+            errors.append(f"{path}: claim '{c['id']}': declared twice")
+        seen.add(c["id"])
+        errors += [f"{path}: claim '{c['id']}': {e}" for e in _shape_errors(c)]
+    if errors:
+        raise ClaimError("; ".join(errors))
+    return doc
 
 
-def _loads(n):
-    """'1 load', '2 loads', '1.5 loads' (CPUs demanded), or 'n/a loads' with no data."""
-    return "n/a loads" if n is None else f"{n:g} load{'' if n == 1 else 's'}"
+def _where(doc, p):
+    """'claim 'x': where.mode' for a schema error's path."""
+    p = list(p)
+    if len(p) >= 2 and p[0] == "claims" and isinstance(p[1], int) and p[1] < len(doc["claims"]):
+        cid = doc["claims"][p[1]].get("id", f"#{p[1] + 1}") if isinstance(doc["claims"][p[1]], dict) else p[1]
+        return f"claim '{cid}': " + (".".join(map(str, p[2:])) or "(the claim)")
+    return ".".join(map(str, p)) or "(top level)"
 
 
-def _ratio(a, b):
-    return a / b if a is not None and b not in (None, 0) else None
+def _parts(c):
+    return c["all_of"] if "all_of" in c else [c]
 
 
-def fmt(v, unit="x"):
-    return "n/a" if v is None else f"{v:.2f}{unit}"
+def _shape_errors(c):
+    kind = (c.get("statistic") or {}).get("kind")
+    if "all_of" in c and ("statistic" in c or "test" in c):
+        return ["give either statistic and test, or all_of"]
+    if kind == "not_measurable":
+        return [f"statistic.{k}: missing" for k in NEEDS[kind] if k not in c["statistic"]]
+    if "all_of" not in c and not ("statistic" in c and "test" in c):
+        return ["needs statistic and test (or all_of, or statistic kind not_measurable)"]
+    errors = []
+    for i, p in enumerate(_parts(c)):
+        at = f"all_of.{i}." if "all_of" in c else ""
+        decls = [("statistic", p["statistic"])] + [(f"beside.{j}", {**p["statistic"], **b})
+                                                   for j, b in enumerate(c.get("beside", []))]
+        for name, s in decls:
+            if s["kind"] not in STATISTICS:
+                errors.append(f"{at}{name}.kind: '{s['kind']}' is not a statistic ({', '.join(STATISTICS)})")
+                continue
+            errors += [f"{at}{name}.{k}: missing (needed by {s['kind']})" for k in NEEDS[s["kind"]] if k not in s]
+            m = s.get("measure", "wall_s")
+            if m not in MEASURES and m not in COLUMNS:
+                errors.append(f"{at}{name}.measure: '{m}' is neither a table column nor a measure ({', '.join(MEASURES)})")
+    return errors
 
 
-def measure(cid, T):
-    """(measured text, this machine's verdict or '') for one claim id."""
-    if cid in ("fm_one_load", "fm_one_load_amd"):
-        best, at = None, None
-        for rem in T.values("fig01-fm-slowdown", "remote"):
-            if _f(rem) and _f(rem) >= 0.05:
-                s = T.mean("fig01-fm-slowdown", "slowdown", n_loads="1.0", remote=rem)
-                if s is not None and (best is None or s > best):
-                    best, at = s, rem
-        p = T.mean("fig01-fm-slowdown", "pred_eq1", n_loads="1.0")
-        return f"up to {fmt(best)} at remote {at or 'n/a'} (proportional {fmt(p)})", _verdict(best, p, more=True)
-    if cid == "fm_zero_remote":
-        s = T.mean("fig01-fm-slowdown", "slowdown", n_loads="1.0", remote="0.0")
-        p = T.mean("fig01-fm-slowdown", "pred_eq1", n_loads="1.0", remote="0.0")
-        return f"{fmt(s)} at remote 0 (proportional {fmt(p)})", ""
-    if cid == "opt_vs_cons":
-        n = max((_f(v) for v in T.values("fig03-optimistic-vs-conservative", "n_loads")), default=None)
-        o = T.mean("fig03-optimistic-vs-conservative", "slowdown", sync="optimistic", n_loads=n)
-        c = T.mean("fig03-optimistic-vs-conservative", "slowdown", sync="conservative", n_loads=n)
-        return f"with {_loads(n)}: optimistic {fmt(o)}, conservative {fmt(c)}", _verdict(o, c, more=True)
-    if cid == "adm_threshold":
-        ths = T.values("fig04-adm-threshold", "apte_threshold")
-        walls = {t: T.mean("fig04-adm-threshold", "wall_s", apte_threshold=t) for t in ths}
-        walls = {t: w for t, w in walls.items() if w is not None}
-        best = min(walls, key=walls.get) if walls else None
-        return f"best threshold here {best or 'n/a'}" + (f" ({walls[best]:.2f} s)" if best else ""), ""
-    if cid == "adm_efficiency":
-        eff = {m: T.mean("fig05-06-fm-dm-adm", "efficiency", mode=m) for m in ("fm", "dm", "adm")}
-        return ", ".join(f"{m} {fmt(v, '')}" for m, v in eff.items()) + " (mean over remote shares)", \
-            _verdict(eff["adm"], 0.9, more=True)
-    if cid == "ladm_overhead":
-        r = _ratio(T.mean("fig07-no-load", "wall_s", mode="ladm"), T.mean("fig07-no-load", "wall_s", mode="fm"))
-        return f"LADM / FM time {fmt(r)}", _verdict(r, 1.05, more=False)
-    if cid == "ladm_vs_adm_noload":
-        r = _ratio(T.mean("fig07-no-load", "wall_s", mode="adm"), T.mean("fig07-no-load", "wall_s", mode="ladm"))
-        return f"ADM / LADM time {fmt(r)}", _verdict(r, 1.0, more=True)
-    if cid in ("ladm_vs_fm_one_load", "ladm_vs_adm_one_load"):
-        other = "fm" if cid == "ladm_vs_fm_one_load" else "adm"
-        best, at = None, None
-        for rem in T.values("fig08-one-load", "remote"):
-            r = _ratio(T.mean("fig08-one-load", "wall_s", mode=other, remote=rem),
-                       T.mean("fig08-one-load", "wall_s", mode="ladm", remote=rem))
-            if r is not None and (best is None or r > best):
-                best, at = r, rem
-        return f"{other.upper()} / LADM time up to {fmt(best)} (remote {at or 'n/a'})", _verdict(best, 1.0, more=True)
-    if cid == "cache_misses":
-        cm = {m: T.mean("fig09-locality", "cache_misses", mode=m, profile="cpu-1") for m in ("adm", "ladm")}
-        if all(v is not None for v in cm.values()):
-            return f"cache misses ADM {cm['adm']:.3g}, LADM {cm['ladm']:.3g}", _verdict(cm["ladm"], cm["adm"], more=False)
-        loc = {m: T.mean("fig09-locality", "locality", mode=m, profile="cpu-1") for m in ("adm", "ladm")}
-        why = locality.choose(T.rows.get("fig09-locality", []))["why"]  # e.g. perf: <not supported>
-        return (f"{why}; iterations off the primary thread: ADM {fmt(loc['adm'], '')}, "
-                f"LADM {fmt(loc['ladm'], '')}"), _verdict(loc["ladm"], loc["adm"], more=False)
-    if cid == "pi_rap_best":
-        res = {}
-        for d in T.values("fig10-detectors", "detector"):
-            for r in T.values("fig10-detectors", "reactivation"):
-                v = T.mean("fig10-detectors", "slowdown", detector=d, reactivation=r)
-                if v is not None:
-                    res[f"{d}-{r}"] = v
-        best = min(res, key=res.get) if res else None
-        return "best here: " + (f"{best} ({res[best]:.2f}x); " if best else "") + \
-            ", ".join(f"{k} {v:.2f}" for k, v in sorted(res.items())), \
-            (_verdict(best == "pi-rap", True, more=None) if best else "")
-    if cid == "convergence":
-        return "see the active-thread timelines (Fig. 11/12)", ""
-    if cid == "epg":
-        parts = []
-        for e in T.values("fig13-14-epg", "epg"):
-            r = _ratio(T.mean("fig13-14-epg", "wall_s", mode="fm", epg=e), T.mean("fig13-14-epg", "wall_s", mode="ladm", epg=e))
-            parts.append(f"EPG {e}: FM/LADM {fmt(r)}")
-        return "; ".join(parts) or "n/a", ""
-    if cid in ("pcs", "onoff_loads"):
-        exp = "fig15-pcs" if cid == "pcs" else "fig17-onoff-loads"
-        n = paper_point(T, exp)
-        r = _ratio(T.mean(exp, "wall_s", mode="fm", load_processes=n), T.mean(exp, "wall_s", mode="ladm", load_processes=n))
-        return f"FM / LADM time {fmt(r)} with {_loads(n)}", _verdict(r, 1.0, more=True)
-    if cid == "onoff_ctp":
-        best, at = None, None
-        for c in T.values("fig16-onoff-ctp", "ctp_us"):
-            r = _ratio(T.mean("fig16-onoff-ctp", "wall_s", mode="fm", ctp_us=c), T.mean("fig16-onoff-ctp", "wall_s", mode="ladm", ctp_us=c))
-            if r is not None and (best is None or r > best):
-                best, at = r, c
-        return f"FM / LADM time up to {fmt(best)} (CTP {at or 'n/a'} us)", _verdict(best, 1.0, more=True)
-    if cid in ("gang_one_thread", "gang_io_bound", "parsec_side"):
-        exp = "fig18-19-parsec-gang"
-        col = "load_slowdown" if cid == "parsec_side" else "wall_s"
-        parts = []
-        for prof in T.values(exp, "profile"):
-            g = T.mean(exp, col, mode="fm", setup="gang", profile=prof)
-            c = T.mean(exp, col, mode="ladm", setup="cfs", profile=prof)
-            parts.append(f"{prof}: FM+gang {fmt(g, '')} vs LADM+CFS {fmt(c, '')}")
-        unit = "load slowdown" if cid == "parsec_side" else "engine time (s)"
-        return (f"{unit}: " + "; ".join(parts)) if parts else "n/a (PARSEC/SLURM trials missing)", ""
-    if cid == "warpiv_table1":
-        return "not reproduced (WarpIV is export-controlled); FM under a pinned load shows the mechanism", ""
-    return "no measurement defined", ""
+def _filters_of(c):
+    """(where it is declared, filters) for every filter mapping of a claim."""
+    out = [("where", c.get("where") or {})]
+    for i, p in enumerate(_parts(c)):
+        at = f"all_of.{i}." if "all_of" in c else ""
+        if "all_of" in c:
+            out.append((f"{at}where", p.get("where") or {}))
+        for j, b in enumerate([p.get("statistic") or {}] + list(c.get("beside", []))):
+            name = f"{at}statistic" if j == 0 else f"beside.{j - 1}"
+            out += [(f"{name}.{k}", b[k]) for k in ("of", "to") if k in b]
+            out += [(f"{name}.others.{n}", f) for n, f in enumerate(b.get("others", []))]
+    return out
 
 
-def paper_point(T, exp):
-    """The measured load count nearest the paper's comparison point for Fig. 15/17: 5 loads
-    on 8 cores, 30 on 48, i.e. 5*cores/8 (the larger on a tie, as the paper leans high)."""
-    loads = [n for n in (_f(v) for v in T.values(exp, "load_processes")) if n is not None]
-    cores = [c for c in (_f(r["cores"]) for r in T.rows.get(exp, [])) if c]
-    if not loads:
+def experiment_values(exp, col):
+    """The values an experiment gives a column at any scale, or None when it leaves the
+    column to the engine or to the trial (any value is possible)."""
+    from workflows.experiments import _scale_values
+    implicit = {"profile": ["none"], "setup": ["cfs"]}.get(col, [])  # every baseline's
+    if col in exp["sweep"]:
+        return _scale_values(exp["sweep"][col]) + implicit
+    if col in exp["engine"]:
+        v = exp["engine"][col]
+        return list(v.values()) if isinstance(v, dict) else [v]
+    return implicit or None
+
+
+def check_claims(path=DEFAULT):
+    """Refuse (ClaimError naming the file and the claim) a claim whose table is not an
+    experiment, or that names a column the tables do not have or a configuration its
+    experiment never runs. The workflow calls this at start."""
+    from workflows.experiments import ExperimentError, list_experiments, load_experiment
+    doc = load_claims(path)
+    names, errors = set(list_experiments()), []
+    for c in doc["claims"]:
+        say = f"{path}: claim '{c['id']}'"
+        if c["table"] not in names:
+            errors.append(f"{say}: table: '{c['table']}' is not an experiment in configs/experiments/")
+            continue
+        try:
+            exp = load_experiment(c["table"])
+        except ExperimentError as e:
+            errors.append(f"{say}: table: {e}")
+            continue
+        columns = [(f"{at}.{col}", col, spec) for at, fs in _filters_of(c) for col, spec in fs.items()]
+        columns += [(f"{at}each", p["each"], None) for at, p in
+                    ((f"all_of.{i}." if "all_of" in c else "", p) for i, p in enumerate(_parts(c))) if "each" in p]
+        columns += [(f"requires.{k}", c["requires"][k], None) for k in ("column", "why_column") if k in c.get("requires", {})]
+        for at, col, spec in columns:
+            if col not in COLUMNS:
+                errors.append(f"{say}: {at}: '{col}' is not a column of the tables")
+                continue
+            known = experiment_values(exp, col)
+            for op, arg in (filter_ops(spec) if spec is not None and known is not None else []):
+                if op not in ("is", "in", "not"):
+                    continue
+                for v in (arg if isinstance(arg, list) else [arg]):
+                    if not any(same(v, k) for k in known):
+                        errors.append(f"{say}: {at}: {v!r} is not run by {c['table']} "
+                                      f"({col}: {', '.join(map(str, dict.fromkeys(known)))})")
+    if errors:
+        raise ClaimError("; ".join(errors))
+    return doc
+
+
+# ---- judging -----------------------------------------------------------------------------
+
+@dataclass
+class Judged:
+    verdict: str
+    reason: str
+    value: float = None
+    lo: float = None
+    hi: float = None
+    n: int = 0
+    label: str = ""
+    margin: float = float("-inf")
+
+    def brief(self, verdict=True):
+        """'1.62 [1.40, 1.84] n=3 agrees' (or 'n=1', 'n=0')."""
+        said = f" {self.verdict}" if verdict else ""
+        if self.value is None:
+            return f"n={self.n}{said}"
+        ci = f" [{self.lo:.3g}, {self.hi:.3g}]" if self.lo is not None else ""
+        return f"{self.value:.3g}{ci} n={self.n}{said}"
+
+
+def _g(v):
+    return f"{v:.3g}"
+
+
+def judge_sample(sample, test, label=""):
+    """The verdict on one sample of per-repetition values."""
+    vals = sample.values
+    note = f" ({sample.note})" if sample.note else ""
+    if not vals:
+        return Judged("inconclusive", f"n=0: {sample.why}", label=label)
+    m, h, n = mean_ci(vals)
+    if n < 2:
+        return Judged("inconclusive", f"{_g(m)} from one repetition: no interval{note}", m, None, None, n, label)
+    lo, hi = m - h, m + h
+    (name, arg), = test.items()
+    verdict, margin = TESTS[name](lo, hi, arg)
+    said = {"agrees": f"the whole interval is {test_text(test)}",
+            "differs": f"the whole interval fails {test_text(test)}",
+            "inconclusive": f"the interval straddles the bound of {test_text(test)}"}[verdict]
+    return Judged(verdict, f"{_g(m)} [{_g(lo)}, {_g(hi)}] n={n}: {said}{note}", m, lo, hi, n, label, margin)
+
+
+def combine(results, label=""):
+    """One verdict of several (levels or parts): differs if any differs, else inconclusive if
+    any is, else agrees; the figures shown are those of the deciding one (for agrees, the
+    one nearest its bound)."""
+    for v in ("differs", "inconclusive"):
+        hit = [r for r in results if r.verdict == v]
+        if hit:
+            pick = hit[0]
+            break
+    else:
+        pick = min(results, key=lambda r: r.margin)
+    if len(results) == 1:
+        return Judged(**{**pick.__dict__, "label": label or pick.label})
+    counts = Counter(r.verdict for r in results)
+    tally = ", ".join(f"{counts[v]} {v}" for v in VERDICTS if counts[v])
+    where = f"{pick.label}: " if pick.label else ""
+    return Judged(pick.verdict, f"{where}{pick.reason} ({tally} of {len(results)})",
+                  pick.value, pick.lo, pick.hi, pick.n, label, pick.margin)
+
+
+def judge_part(rows, part, table, label=""):
+    """(verdict, detail text) of one part: at each level of `each`, or once."""
+    each, stat = part.get("each"), part["statistic"]
+    if not each:
+        r = judge_sample(STATISTICS[stat["kind"]](rows, stat, table), part["test"], label)
+        return r, r.brief(verdict=False)
+    levels = sorted({str(r.get(each)) for r in rows if str(r.get(each, "")) != ""}, key=level_key)
+    if not levels:
+        return Judged("inconclusive", f"n=0: no trials with {each} here", label=label), "no trials"
+    results = [judge_sample(STATISTICS[stat["kind"]](select(rows, {each: lv}), stat, table), part["test"],
+                            f"{each} {lv}") for lv in levels]
+    return combine(results, label), "; ".join(f"{r.label}: {r.brief()}" for r in results)
+
+
+def _unmeasurable(claim, rows):
+    """The reason this machine cannot measure the claim, or None."""
+    req = claim.get("requires")
+    if not req or any(str(r.get(req["column"], "")) != "" for r in rows):
         return None
-    target = 5 * (max(cores) if cores else os.cpu_count()) / 8
-    return min(loads, key=lambda n: (abs(n - target), -n))
+    whys = Counter(r.get(req.get("why_column", ""), "") for r in rows if r.get(req.get("why_column", ""), ""))
+    why = whys.most_common(1)[0][0] if whys else f"no trial recorded {req['column']}"
+    return f"{why}; {req['otherwise']}"
 
 
-def _verdict(measured, reference, more):
-    if measured is None or reference is None:
+def _beside(claim, rows, table):
+    out = []
+    for b in claim.get("beside", []):
+        decl = {**claim["statistic"], **b}
+        s = STATISTICS[decl["kind"]](rows, decl, table)
+        if s.values:
+            m, h, n = mean_ci(s.values)
+            ci = f" [{_g(m - h)}, {_g(m + h)}]" if n > 1 else ""
+            out.append(f"{decl.get('label', decl['kind'])} {_g(m)}{ci} n={n}")
+        else:
+            out.append(f"{decl.get('label', decl['kind'])}: {s.why}")
+    return out
+
+
+def judge_claim(claim, tables):
+    """(Judged, detail) for one claim against {experiment name: Table}."""
+    table = tables.get(claim["table"])
+    try:
+        if claim.get("statistic", {}).get("kind") == "not_measurable":
+            STATISTICS["not_measurable"]([], claim["statistic"], table)
+        if table is None or not table.rows:
+            return Judged("inconclusive", f"n=0: no successful trials of {claim['table']} in this run"), "no trials"
+        rows = select(table.rows, claim.get("where"))
+        why = _unmeasurable(claim, rows)
+        if why:
+            raise NotMeasurable(why)
+        if "all_of" in claim:
+            done = [judge_part(select(rows, p.get("where")), p, table, p.get("label", f"part {i + 1}"))
+                    for i, p in enumerate(claim["all_of"])]
+            head = combine([r for r, _ in done])
+            detail = "; ".join(f"{r.label}: {d}" for r, d in done)
+        else:
+            head, detail = judge_part(rows, claim, table)
+    except NotMeasurable as e:
+        head, detail = Judged("not measurable here", str(e)), ""
+        rows = select(table.rows, claim.get("where")) if table else []
+    extra = _beside(claim, rows, table) if table and claim.get("beside") else []
+    return head, "; ".join([d for d in [detail] if d] + [f"beside: {x}" for x in extra])
+
+
+def _statistic_label(claim):
+    return " and ".join(p["statistic"].get("label", p["statistic"]["kind"]) for p in _parts(claim))
+
+
+def _test_label(claim):
+    if claim.get("statistic", {}).get("kind") == "not_measurable":
         return ""
-    if more is None:
-        return "agrees" if measured == reference else "differs"
-    return "agrees" if (measured > reference if more else measured < reference) else "differs"
+    parts = []
+    for p in _parts(claim):
+        t = test_text(p["test"]) + (f" at every {p['each']}" if p.get("each") else "")
+        parts.append(f"{p['label']}: {t}" if "all_of" in claim and p.get("label") else t)
+    return "; ".join(parts)
+
+
+def summary_row(claim, tables):
+    head, detail = judge_claim(claim, tables)
+    paper = claim["paper"]
+    num = (lambda v: "" if v is None else f"{v:.4g}")
+    return {"id": claim["id"], "figure": claim["figure"], "claim": claim["claim"],
+            "paper_value": "; ".join(p["value"] + (f" ({p['platform']})" if len(paper) > 1 else "") for p in paper),
+            "paper_platform": "; ".join(p["platform"] for p in paper), "table": claim["table"],
+            "statistic": _statistic_label(claim), "value": num(head.value), "ci_low": num(head.lo),
+            "ci_high": num(head.hi), "n": str(head.n), "interval": INTERVAL if head.lo is not None else "",
+            "test": _test_label(claim), "verdict": head.verdict, "reason": head.reason,
+            "measured_here": detail or head.reason}
+
+
+def read_tables(paths):
+    """{experiment name: Table} from table paths (results/<scale>/tables/<experiment>.csv)."""
+    return {Path(p).stem: Table(p, read_rows(p)) for p in paths}
+
+
+def summarise(doc, table_paths):
+    tables = read_tables(table_paths)
+    return [summary_row(c, tables) for c in doc["claims"]]
+
+
+def write_summary(rows, out):
+    tmp = f"{out}.tmp.{os.getpid()}"
+    with open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS)
+        w.writeheader()
+        w.writerows(rows)
+    os.replace(tmp, out)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--claims", required=True)
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--claims", default=str(DEFAULT), help="configs/claims.yaml")
+    ap.add_argument("--check", action="store_true", help="only check the claims against the experiments")
+    ap.add_argument("--out", help="the summary CSV to write")
     ap.add_argument("tables", nargs="*")
     a = ap.parse_args(argv)
-    T = Tables(a.tables)
-    with open(a.claims) as f:
-        claims = list(csv.DictReader(f))
-    rows = []
-    for c in claims:
-        measured, verdict = measure(c["id"], T)
-        rows.append({"id": c["id"], "figure": c["figure"], "claim": c["claim"], "paper_value": c["paper_value"],
-                     "paper_platform": c["paper_platform"], "measured_here": measured, "verdict": verdict})
-    tmp = f"{a.out}.tmp.{os.getpid()}"
-    with open(tmp, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    os.replace(tmp, a.out)
-    print(f"claims: {len(rows)} claims -> {a.out}", file=sys.stderr)
+    try:
+        doc = check_claims(a.claims) if a.check else load_claims(a.claims)
+    except ClaimError as e:
+        print(f"claims: {e}", file=sys.stderr)
+        return 2
+    if a.check:
+        print(f"claims: {len(doc['claims'])} claims in {a.claims} are well formed", file=sys.stderr)
+        return 0
+    if not a.out:
+        print("claims: --out is needed to write the summary", file=sys.stderr)
+        return 2
+    rows = summarise(doc, a.tables)
+    write_summary(rows, a.out)
+    counts = Counter(r["verdict"] for r in rows)
+    print(f"claims: {len(rows)} claims ({', '.join(f'{counts[v]} {v}' for v in VERDICTS if counts[v])}) -> {a.out}",
+          file=sys.stderr)
     return 0
 
 

@@ -1,7 +1,9 @@
-"""The report: one self-contained HTML page (results/<scale>/report.html) with the summary
-of the paper's claims beside this machine's values, every figure with a caption (what was
-run, on which machine, what the paper found, what was measured here: analysis/caption.py),
-and every trial that failed or could not run here, with its reason.
+"""The report: one self-contained HTML page (results/<scale>/report.html). It opens with the
+count of each verdict on the paper's claims and where the machine the trials ran on (as
+they recorded it) differs from the paper's platforms, then the claims table (paper value
+and platform, this machine's statistic with its 95% interval and n, the test, the verdict
+and why: analysis/claims.py), every figure with a caption (analysis/caption.py), and every
+trial that failed or could not run here, with its reason.
 
     python -m analysis.report --scale quick --summary S.csv --out R.html \
         --experiment NAME FIGURE.png TABLE.csv [--experiment ...]
@@ -9,11 +11,14 @@ and every trial that failed or could not run here, with its reason.
 import argparse
 import base64
 import html
+import json
 import os
 import sys
+from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
+from analysis import claims, locality
 from analysis.caption import caption
 from analysis.stats import read_rows
 from workflows import machine
@@ -21,36 +26,125 @@ from workflows.experiments import load_experiment
 
 CSS = """body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}
 table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:4px 6px;vertical-align:top}
-th{background:#f0f0f0}.agrees{color:#176d1f}.differs{color:#a32}.fig{margin:2em 0;border-top:1px solid #ddd}
+th{background:#f0f0f0}.agrees{color:#176d1f}.differs{color:#a32}.inconclusive{color:#866}.not-measurable-here{color:#666}.fig{margin:2em 0;border-top:1px solid #ddd}
 img{max-width:100%}.caption{font-size:14px;line-height:1.4}.warn{color:#a32}code{font-size:12px}"""
 
 
-def build(scale, summary, experiments, out):
-    facts = machine.facts()
+def trial_machines(experiments):
+    """The machines the trials ran on, as the trials recorded them (results/<scale>/trials/
+    <experiment>/*.json beside the tables), distinct ones in order; [] when none is found."""
+    seen = []
+    for name, _, table in experiments:
+        folder = Path(table).parent.parent / "trials" / name
+        for p in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+            try:
+                m = json.loads(p.read_text()).get("machine")
+            except (OSError, ValueError):
+                continue
+            if m:
+                if m not in seen:
+                    seen.append(m)
+                break  # one record per experiment: a run's trials share their machine
+    return seen
+
+
+def cache_counters(experiments):
+    """'yes (perf cache-misses)', or why not, from the tables' perf columns ('' if unknown)."""
+    rows = [r for _, _, table in experiments for r in read_rows(table) if r["status"] == "ok"]
+    if not rows:
+        return ""
+    shown = locality.choose(rows)
+    return f"yes ({shown['shown']})" if shown["y"] == "cache_misses" else f"no: {shown['why']}"
+
+
+def _recorded(m, key):
+    v = m.get(key)
+    return "not recorded" if v is None else ("yes" if v is True else "no" if v is False else str(v))
+
+
+def machine_comparison(machines, platforms, counters):
+    """HTML: this machine beside the paper's platforms (cores, hardware threads, SMT,
+    virtualisation, hardware cache counters), and a sentence on where they differ."""
+    here = machines[0] if machines else {}
+    cols = [("cores", lambda p: p["cores"], lambda m: _recorded(m, "cores")),
+            ("hardware threads", lambda p: p["hardware_threads"], lambda m: _recorded(m, "online_cpus")),
+            ("SMT", lambda p: "yes" if p["smt"] else "no", lambda m: _recorded(m, "smt")),
+            ("virtualised", lambda p: "yes" if p["virtualised"] else "no", lambda m: _recorded(m, "virtualised")),
+            ("hardware cache counters", lambda p: "yes" if p["cache_counters"] else "no", lambda m: counters or "not known")]
+    h = ["<table><tr><th></th>" + "".join(f"<th>{html.escape(c)}</th>" for c, _, _ in cols) + "</tr>"]
+    for name, p in platforms.items():
+        h.append(f"<tr><td>paper: {html.escape(name)}</td>" + "".join(f"<td>{html.escape(str(f(p)))}</td>" for _, f, _ in cols) + "</tr>")
+    h.append("<tr><td><b>here</b></td>" + "".join(f"<td>{html.escape(g(here))}</td>" for _, _, g in cols) + "</tr></table>")
+    diffs = []
+    cores = here.get("cores")
+    if cores is not None and all(cores != p["cores"] for p in platforms.values()):
+        diffs.append(f"{cores} cores where the paper had " + " and ".join(f"{p['cores']} ({n})" for n, p in platforms.items()))
+    if here.get("virtualised") is True:
+        diffs.append("a virtual machine (the paper's were bare metal)")
+    if here.get("smt") is False and any(p["smt"] for p in platforms.values()):
+        diffs.append("no SMT (the Core i7 had two hardware threads per core)")
+    if counters.startswith("no"):
+        diffs.append("no hardware cache counters (the paper counted cache misses)")
+    unknown = [c for c, _, g in cols[2:4] if g(here) == "not recorded"]
+    text = ("This machine differs from the paper's platforms in: " + "; ".join(diffs) + "." if diffs
+            else "No difference from the paper's platforms is recorded.")
+    if unknown:
+        text += f" Not recorded by the trials: {', '.join(unknown)}."
+    if len(machines) > 1:
+        text += f" The trials ran on {len(machines)} different machines; the first is shown."
+    return "\n".join(h) + f"<p>{html.escape(text)}</p>"
+
+
+def verdict_counts(rows):
+    counts = Counter(r["verdict"] for r in rows)
+    return f"{len(rows)} claims: " + ", ".join(f"{counts[v]} {v}" for v in claims.VERDICTS if counts[v]) + "."
+
+
+def _statistic_cell(r):
+    if r["value"] == "":
+        return f"n={r['n']}"
+    ci = f" [{r['ci_low']}, {r['ci_high']}]" if r["ci_low"] != "" else ""
+    return f"{r['statistic']}: {r['value']}{ci}, n={r['n']}"
+
+
+def build(scale, summary, experiments, out, claims_path=claims.DEFAULT):
+    machines = trial_machines(experiments)
+    facts = machines[0] if machines else {**machine.facts(), "recorded": False}
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    rows = read_rows(summary)
+    platforms = claims.load_claims(claims_path)["platforms"]
+    source = "as the trials recorded it" if machines else "the analysing host: no trial records were found"
     h = [f"<!doctype html><html><head><meta charset=utf-8><title>airlab report ({scale})</title>"
          f"<style>{CSS}</style></head><body>",
          f"<h1>airlab: the AIR paper re-measured on this machine</h1>",
-         f"<p>Scale <b>{scale}</b>, {now}, lab version {html.escape(machine.lab_version())}. Machine: "
-         f"{facts['cores']} cores, {html.escape(facts['cpu_model'])}, Linux {html.escape(facts['kernel'])}, "
-         f"cgroup {html.escape(str(facts['cgroup']))}.</p>",
+         f"<p class=counts><b>{html.escape(verdict_counts(rows))}</b> Each statistic is computed per repetition "
+         f"with a {html.escape(claims.INTERVAL)}; agrees / differs when the whole interval passes / fails the "
+         f"test, inconclusive when it straddles it or n &lt; 2.</p>",
+         f"<p>Scale <b>{scale}</b>, {now}, lab version {html.escape(machine.lab_version())}. Machine "
+         f"({html.escape(source)}): {facts.get('cores')} cores, {html.escape(str(facts.get('cpu_model')))}, "
+         f"Linux {html.escape(str(facts.get('kernel')))}, cgroup {html.escape(str(facts.get('cgroup')))}.</p>",
+         machine_comparison(machines, platforms, cache_counters(experiments)),
          "<h2>The paper's claims beside this machine</h2><table><tr><th>figure</th><th>claim</th>"
-         "<th>paper</th><th>measured here</th><th></th></tr>"]
-    claims = {}
-    for r in read_rows(summary):
-        claims[r["id"]] = r
+         "<th>paper (platform)</th><th>statistic here: mean [95% interval], n</th><th>test</th><th>verdict</th>"
+         "<th>why</th></tr>"]
+    by_id = {}
+    for r in rows:
+        by_id[r["id"]] = r
         h.append(f"<tr><td>{html.escape(r['figure'])}</td><td>{html.escape(r['claim'])}</td>"
-                 f"<td>{html.escape(r['paper_value'])} ({html.escape(r['paper_platform'])})</td>"
-                 f"<td>{html.escape(r['measured_here'])}</td><td class={r['verdict'] or 'none'}>"
-                 f"{html.escape(r['verdict'])}</td></tr>")
+                 f"<td>{html.escape(r['paper_value'])}"  # with several platforms each value names its own
+                 + ("" if ";" in r["paper_platform"] else f" ({html.escape(r['paper_platform'])})") + "</td>"
+                 f"<td>{html.escape(_statistic_cell(r))}</td><td>{html.escape(r['test'])}</td>"
+                 f"<td class='{r['verdict'].replace(' ', '-')}'>{html.escape(r['verdict'])}</td>"
+                 f"<td>{html.escape(r['reason'])}</td></tr>")
     h.append("</table>")
+    claims_of = by_id
     for name, png, table in experiments:
         exp = load_experiment(name)
         rows = read_rows(table)
         data = base64.b64encode(Path(png).read_bytes()).decode()
         h.append(f"<div class=fig id={html.escape(name)}><h2>{html.escape(exp['figure'])}</h2>"
                  f"<img alt='{html.escape(exp['title'])}' src='data:image/png;base64,{data}'>"
-                 f"<p class=caption>{caption(exp, rows, facts, scale, claims)}</p>"
+                 f"<p class=caption>{caption(exp, rows, facts, scale, claims_of)}</p>"
                  f"<p><code>{html.escape(str(table))}</code>, <code>{html.escape(str(Path(png).with_suffix('.svg')))}</code></p></div>")
     failed = [(name, r) for name, _, table in experiments for r in read_rows(table) if r["status"] != "ok"]
     h.append(f"<h2 id=failed>Trials that failed or could not run here ({len(failed)})</h2>")

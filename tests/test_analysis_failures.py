@@ -60,7 +60,7 @@ def test_figure_and_report_go_on(trials, tmp_path):
                   "--trials", str(ok), str(bad)])
     assert png.read_bytes()[:4] == b"\x89PNG"
     summary = tmp_path / "summary.csv"
-    claims.main(["--claims", str(paths.CONFIGS / "paper-claims.csv"), "--out", str(summary), str(table)])
+    claims.main(["--claims", str(paths.CONFIGS / "claims.yaml"), "--out", str(summary), str(table)])
     html = tmp_path / "report.html"
     report.main(["--scale", "smoke", "--summary", str(summary), "--out", str(html),
                  "--experiment", "fig01-fm-slowdown", str(png), str(table)])

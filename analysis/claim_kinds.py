@@ -1,0 +1,307 @@
+"""The words a claim's declaration (configs/claims.yaml) may use, each a small function in a
+registry: FILTERS pick a table's rows, MEASURES read one number from a row, STATISTICS turn
+rows into one value per repetition, TESTS judge a 95% interval. A new claim needs none of
+this code; a new word is one function added to its registry."""
+import ast
+import json
+import operator
+import os
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from analysis.stats import number
+from analysis.tracking import tracking_gap
+
+# The columns that make two rows the same engine configuration (a loaded run and its
+# no-load baseline differ only in profile and setup).
+ENGINE_KEY = ("mode", "sync", "model", "remote", "epg", "detector", "reactivation", "apte_threshold", "barrier_wait",
+              "optimism_window", "threads")
+
+
+class NotMeasurable(Exception):
+    """This machine cannot measure the claim; the message says why."""
+
+
+def same(a, b):
+    """Equal as numbers when both are ('0' and 0.0 are the same remote share), else as text."""
+    fa, fb = number(a), number(b)
+    return fa == fb if fa is not None and fb is not None else str(a) == str(b)
+
+
+def level_key(v):
+    """Sort order of a column's levels: numbers by value, then text."""
+    return (number(v) is None, number(v) or 0.0, str(v))
+
+
+# ---- the rows of one table, with what the measures need beside them ----------------------
+
+class Table:
+    """One experiment's table: its successful rows, each row's no-load baseline (same engine
+    configuration, same repetition where there is one) and each row's trial record."""
+
+    def __init__(self, path, rows):
+        self.path, self.name = Path(path), Path(path).stem
+        self.rows = [r for r in rows if r.get("status") == "ok"]
+        self._walls, self._by_key = {}, {}
+        for r in self.rows:
+            if r.get("profile") == "none" and r.get("setup", "cfs") in ("cfs", "") and number(r.get("wall_s")):
+                key = tuple(str(r.get(k, "")) for k in ENGINE_KEY)
+                self._walls.setdefault((key, str(r.get("rep"))), []).append(number(r["wall_s"]))
+                self._by_key.setdefault(key, []).append(number(r["wall_s"]))
+        self._records = {}
+
+    def baseline_wall(self, row):
+        """The no-load wall time of the row's repetition, else the mean over repetitions."""
+        key = tuple(str(row.get(k, "")) for k in ENGINE_KEY)
+        walls = self._walls.get((key, str(row.get("rep")))) or self._by_key.get(key)
+        return statistics.mean(walls) if walls else None
+
+    def record(self, row):
+        """The row's trial record: results/<scale>/trials/<experiment>/<trial>.json beside
+        results/<scale>/tables/<experiment>.csv; None when it is not there."""
+        tid = row.get("trial")
+        if tid not in self._records:
+            p = self.path.parent.parent / "trials" / (row.get("experiment") or self.name) / f"{tid}.json"
+            try:
+                self._records[tid] = json.loads(p.read_text())
+            except (OSError, ValueError):
+                self._records[tid] = None
+        return self._records[tid]
+
+
+# ---- filters: (rows, column, argument) -> rows -------------------------------------------
+
+def _cores_expression(expr, cores):
+    """'5*cores/8' with cores = 16 -> 10.0: numbers, 'cores', + - * / and parentheses only."""
+    ops = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+
+    def ev(n):
+        if isinstance(n, ast.Expression):
+            return ev(n.body)
+        if isinstance(n, ast.Constant) and isinstance(n.value, (int, float)):
+            return float(n.value)
+        if isinstance(n, ast.Name) and n.id == "cores":
+            return float(cores)
+        if isinstance(n, ast.BinOp) and type(n.op) in ops:
+            return ops[type(n.op)](ev(n.left), ev(n.right))
+        raise ValueError(f"'{expr}' is not an expression in cores (numbers, cores, + - * /)")
+    return ev(ast.parse(str(expr), mode="eval"))
+
+
+def _levels(rows, col):
+    return sorted({number(r.get(col)) for r in rows} - {None})
+
+
+def _is(rows, col, v):
+    return [r for r in rows if same(r.get(col), v)]
+
+
+def _in(rows, col, vs):
+    return [r for r in rows if any(same(r.get(col), v) for v in vs)]
+
+
+def _not(rows, col, v):
+    vs = v if isinstance(v, list) else [v]
+    return [r for r in rows if not any(same(r.get(col), x) for x in vs)]
+
+
+def _at_least(rows, col, x):
+    return [r for r in rows if number(r.get(col)) is not None and number(r.get(col)) >= x]
+
+
+def _at_most(rows, col, x):
+    return [r for r in rows if number(r.get(col)) is not None and number(r.get(col)) <= x]
+
+
+def _highest(rows, col, _):
+    levels = _levels(rows, col)
+    return _is(rows, col, levels[-1]) if levels else []
+
+
+def _lowest(rows, col, _):
+    levels = _levels(rows, col)
+    return _is(rows, col, levels[0]) if levels else []
+
+
+def _nearest(rows, col, expr):
+    """The level nearest the expression in the trials' cores (the larger one on a tie, as the
+    paper's comparison points lean high)."""
+    levels = _levels(rows, col)
+    if not levels:
+        return []
+    cores = max(_levels(rows, "cores") or [os.cpu_count()])
+    target = _cores_expression(expr, cores)
+    return _is(rows, col, min(levels, key=lambda n: (abs(n - target), -n)))
+
+
+FILTERS = {"is": _is, "in": _in, "not": _not, "at_least": _at_least, "at_most": _at_most,
+           "highest": _highest, "lowest": _lowest, "nearest": _nearest}
+RELATIVE = ("highest", "lowest", "nearest")  # chosen among the rows the other filters leave
+
+
+def filter_ops(spec):
+    """[(filter name, argument)] of one column's filter as declared."""
+    if isinstance(spec, list):
+        return [("in", spec)]
+    if isinstance(spec, dict):
+        return list(spec.items())
+    return [("is", spec)]
+
+
+def select(rows, filters):
+    """The rows that pass every filter; the relative ones last, among the rows left."""
+    steps = [(col, op, arg) for col, spec in (filters or {}).items() for op, arg in filter_ops(spec)]
+    for col, op, arg in sorted(steps, key=lambda s: s[1] in RELATIVE):
+        rows = FILTERS[op](rows, col, arg)
+    return rows
+
+
+def describe(filters):
+    """'mode=fm, remote>=0.2' for a filter mapping."""
+    signs = {"is": "=", "at_least": ">=", "at_most": "<=", "not": "!="}
+    parts = []
+    for col, spec in (filters or {}).items():
+        for op, arg in filter_ops(spec):
+            if op in signs:
+                parts.append(f"{col}{signs[op]}{arg}")
+            elif op == "in":
+                parts.append(f"{col} in {'/'.join(map(str, arg))}")
+            else:
+                parts.append(f"{col} {op}" + ("" if arg is True else f" {arg}"))
+    return ", ".join(parts) or "all trials"
+
+
+# ---- measures: (row, table) -> number or None --------------------------------------------
+
+def paired_slowdown(row, table):
+    """Wall time over the no-load wall time of the same engine configuration and repetition."""
+    wall, base = number(row.get("wall_s")), table.baseline_wall(row)
+    return wall / base if wall is not None and base else None
+
+
+def slowdown_over_eq1(row, table):
+    """The paired slowdown over Eq. 1's proportional slowdown for the row's own loads."""
+    s, p = paired_slowdown(row, table), number(row.get("pred_eq1"))
+    return s / p if s is not None and p else None
+
+
+def _tracking_gap(row, table):
+    rec = table.record(row)
+    return tracking_gap(rec) if rec and rec.get("status") == "ok" else None
+
+
+MEASURES = {"paired_slowdown": paired_slowdown, "slowdown_over_eq1": slowdown_over_eq1,
+            "tracking_gap": _tracking_gap}
+
+
+def measure_of(name):
+    """A measure by name: a registered one, else the table column of that name."""
+    return MEASURES.get(name) or (lambda row, table: number(row.get(name)))
+
+
+# ---- statistic kinds: (rows, declaration, table) -> Sample -------------------------------
+
+@dataclass
+class Sample:
+    values: list = field(default_factory=list)  # one per repetition
+    note: str = ""                              # e.g. which configuration was the best other
+    why: str = ""                               # why there are no values
+
+
+def per_rep(rows, measure, table):
+    """{rep: mean of the measure over the rows of that repetition} (rows a filter leaves
+    together, e.g. every remote share, are averaged within their repetition)."""
+    fn, out = measure_of(measure), {}
+    for r in rows:
+        v = fn(r, table)
+        if v is not None:
+            out.setdefault(str(r.get("rep")), []).append(v)
+    return {rep: statistics.mean(vs) for rep, vs in out.items()}
+
+
+def _paired(a, b, op, why):
+    reps = sorted(set(a) & set(b), key=level_key)
+    vals = [op(a[r], b[r]) for r in reps]
+    vals = [v for v in vals if v is not None]
+    return Sample(vals, why="" if vals else why)
+
+
+def _sides(rows, decl, table):
+    m = decl.get("measure", "wall_s")
+    a, b = per_rep(select(rows, decl["of"]), m, table), per_rep(select(rows, decl["to"]), m, table)
+    missing = [describe(decl[k]) for k, side in (("of", a), ("to", b)) if not side]
+    why = f"no {m} of {' nor of '.join(missing)}" if missing else "no repetition has both configurations"
+    return a, b, why
+
+
+def st_value(rows, decl, table):
+    m = decl.get("measure", "wall_s")
+    a = per_rep(select(rows, decl.get("of") or {}), m, table)
+    return Sample(list(a[r] for r in sorted(a, key=level_key)), why="" if a else f"no {m} of {describe(decl.get('of'))}")
+
+
+def st_ratio(rows, decl, table):
+    a, b, why = _sides(rows, decl, table)
+    return _paired(a, b, lambda x, y: x / y if y else None, why)
+
+
+def st_difference(rows, decl, table):
+    a, b, why = _sides(rows, decl, table)
+    return _paired(a, b, operator.sub, why)
+
+
+def st_ratio_to_best(rows, decl, table):
+    """`of` over the best (lowest mean) of `others`, paired by repetition."""
+    m = decl.get("measure", "wall_s")
+    a = per_rep(select(rows, decl["of"]), m, table)
+    cands = [(f, per_rep(select(rows, f), m, table)) for f in decl["others"]]
+    cands = [(f, c) for f, c in cands if c]
+    if not a or not cands:
+        return Sample(why=f"no {m} of {describe(decl['of'])}" if not a else f"no {m} of any other configuration")
+    best, b = min(cands, key=lambda fc: statistics.mean(fc[1].values()))
+    s = _paired(a, b, lambda x, y: x / y if y else None, "no repetition has both configurations")
+    s.note = f"best other: {describe(best)}"
+    return s
+
+
+def st_not_measurable(rows, decl, table):
+    raise NotMeasurable(decl["reason"])
+
+
+STATISTICS = {"value": st_value, "ratio": st_ratio, "difference": st_difference,
+              "ratio_to_best": st_ratio_to_best, "not_measurable": st_not_measurable}
+NEEDS = {"value": (), "ratio": ("of", "to"), "difference": ("of", "to"),
+         "ratio_to_best": ("of", "others"), "not_measurable": ("reason",)}
+
+
+# ---- tests: (low, high, argument) -> (verdict, margin); margin > 0 inside ----------------
+
+def t_greater_than(lo, hi, x):
+    return ("agrees" if lo > x else "differs" if hi <= x else "inconclusive"), lo - x
+
+
+def t_less_than(lo, hi, x):
+    return ("agrees" if hi < x else "differs" if lo >= x else "inconclusive"), x - hi
+
+
+def _bounds(arg):
+    v, t = arg["value"], arg["tolerance"]
+    return sorted((v * (1 - t), v * (1 + t))) if v else (-t, t)
+
+
+def t_within(lo, hi, arg):
+    a, b = _bounds(arg)
+    verdict = "agrees" if a <= lo and hi <= b else "differs" if hi < a or lo > b else "inconclusive"
+    return verdict, min(lo - a, b - hi)
+
+
+TESTS = {"greater_than": t_greater_than, "less_than": t_less_than, "within": t_within}
+
+
+def test_text(test):
+    (name, arg), = test.items()
+    if name == "within":
+        a, b = _bounds(arg)
+        return f"within {arg['tolerance']:.0%} of {arg['value']:g} ({a:.3g} to {b:.3g})"
+    return f"{'>' if name == 'greater_than' else '<'} {arg:g}"

@@ -1,4 +1,5 @@
-"""`airlab profiles` and `airlab load`: list, check and try interference profiles."""
+"""`airlab profiles` and `airlab load`: list, check and try interference profiles (and
+`airlab parsec prepare`, loads/parsec_prepare.py)."""
 import json
 import math
 import signal
@@ -6,7 +7,7 @@ import sys
 import tempfile
 import time
 
-from loads.launcher import LoadSet
+from loads.launcher import LoadSet, load_problems
 from loads.profiles import ProfileError, list_profiles, load_file, resolve_profile
 from workflows.cli import UsageError
 
@@ -31,7 +32,10 @@ example: airlab load onoff-ctp1000 --duration 3
          airlab load configs/profiles/my-profile.yaml --duration 5 --json out.json
 
 exit status:
-  0    every load of the profile can run here and ran (a load that failed shows its exit code)
+  0    every load of the profile can run here and did its work
+  1    a load's program failed (a PARSEC run that exited with an error or crashed, a load
+       that died on its own): it has no throughput, and its reason and last stderr line
+       are printed; a failed run is never counted as a run
   2    bad input: no such profile, an invalid profile, a bad --duration
   3    this machine cannot run the profile, as in `airlab trial`: a load it lacks (a program,
        PARSEC without a stand-in, a CPU). Nothing available: nothing runs. Partly
@@ -55,9 +59,13 @@ def register(sub):
     p.add_argument("--json", metavar="FILE", help="also write the load records as JSON to FILE")
     p.set_defaults(func=load_cmd)
 
+    from loads import parsec_prepare
+    parsec_prepare.register(sub, UsageError, _Raw)
+
 
 # As in `airlab trial`: the machine cannot run it (a missing program, PARSEC, a CPU).
 UNAVAILABLE = 3
+LOAD_FAILED = 1  # a load's program failed: no throughput to show
 
 
 class _Raw(__import__("argparse").RawDescriptionHelpFormatter):
@@ -161,20 +169,31 @@ def load_cmd(args):
         if r["kind"] == "onoff" and "mean_on_us" in f:
             extra = f", on {f['mean_on_us']:.1f} us / off {f['mean_off_us']:.1f} us, busy {f['busy_share']:.0%}"
         stand = f" [stand-in for {r['stand_in_for']}]" if r["stand_in"] else ""
+        if r.get("parsec"):  # which input and build really ran (chosen here when not named)
+            stand += f" [PARSEC {r['parsec']['benchmark']} -i {r['parsec']['input']}, {r['parsec']['build_config']}]"
+        if f.get("mean_run_s"):  # a repeated program (PARSEC, x264, vips): is the input right-sized?
+            extra += f", {f['runs']} run(s) of {f['mean_run_s']:.3g} s"
+        if r["cpu_s"] is not None and r["start_s"] is not None:
+            extra += f", {r['cpu_s']:.2f} CPU s"
         why = f" ({r['reason']})" if r["reason"] else ""
+        if f.get("error"):
+            why += f" ({f['error']})"
         # 0, or killed by the SIGTERM that stopped it, is a normal end; anything else is shown.
-        if r["exit_code"] not in (None, 0, -signal.SIGTERM, 128 + signal.SIGTERM):
+        if r["exit_code"] not in (None, 0, -signal.SIGTERM, 128 + signal.SIGTERM) and not f.get("error"):
             why += f" (exit code {r['exit_code']}{': ' + r['stderr_tail'].splitlines()[-1] if r.get('stderr_tail') else ''})"
         print(f"{r['name']:<24} {r['kind']:<9} {times:<14} {thr}{extra}{stand}{why}")
     if args.json:
         _write_json(args.json, {"profile": profile, "loads": records})
+    problems = load_problems(records)
+    for problem in problems:
+        print(f"airlab load: failed: {problem}", file=sys.stderr)
     if interrupted:
         return 130
     if missing:  # ran what it could, but the profile as a whole cannot be used here
         print(f"airlab load: {profile['name']}: {len(missing)} of {len(records)} load(s) cannot run here "
               f"({', '.join(missing)}), so a trial with this profile would be unavailable", file=sys.stderr)
         return UNAVAILABLE
-    return 0
+    return LOAD_FAILED if problems else 0
 
 
 def _write_json(path, data):

@@ -36,10 +36,13 @@ PR_SET_PDEATHSIG = 1
 class ProcessHooks:
     """How a setup changes every load process: wrap_argv(argv, load) -> argv (e.g. an srun
     prefix), preexec() in the child before exec (join a cgroup, SCHED_IDLE, nice), and
-    on_started(pid, load) in the parent after each start."""
+    on_started(pid, load) in the parent after each start, and ran_since(load): the monotonic
+    instant the load first really ran when that is later than its launch (a gang job's first
+    turn), or None to keep its launch time."""
     wrap_argv: Optional[Callable] = None
     preexec: Optional[Callable] = None
     on_started: Optional[Callable] = None
+    ran_since: Optional[Callable] = None
 
 
 class _Load:
@@ -56,6 +59,7 @@ class _Load:
         self.error = None
         self.cpu_s = None
         self.lingered = False  # its process group outlived SIGKILL (should never happen)
+        self.ended_early = False  # its process had ended on its own when it was to be stopped
 
 
 class LoadSet:
@@ -69,7 +73,7 @@ class LoadSet:
             ld.id = f"{self.tag}.{ld.index}"
         for ld in self.loads:
             if ld.proc.get("available", True):
-                kinds.prepare(ld.proc)
+                kinds.prepare(ld.proc, ld.dir)
         self._cv = threading.Condition()
         self._stop_requested = False
         self._thread = None
@@ -217,7 +221,8 @@ class LoadSet:
         # is read by its PID: if it ended on its own it is a zombie that only the poll()
         # below reaps, and its /proc entry still holds its CPU time.
         ld.cpu_s = proctags.cpu_seconds({*proctags.find("AIRLAB_LOAD_ID", ld.id), p.pid})
-        if p.poll() is None:
+        ld.ended_early = p.poll() is not None
+        if not ld.ended_early:
             _signal_group(p.pid, signal.SIGTERM)
             try:
                 p.wait(STOP_GRACE_S)
@@ -256,7 +261,16 @@ class LoadSet:
             "available": proc.get("available", True) and ld.error is None,
             "reason": proc.get("reason") or ld.error,
             "figures": {"throughput": None, "unit": None},
+            "ended_early": ld.ended_early,
         }
+        if self.hooks.ran_since and ld.started is not None:  # gang: its job's first turn, not its submission
+            first = self.hooks.ran_since(proc)
+            if first is not None:
+                rec["launched_s"] = rec["start_s"]
+                rec["start_s"] = max(first, ld.started) - self.t0
+        if proc.get("parsec"):  # a PARSEC load: what really ran, chosen here
+            res = proc["parsec"]
+            rec["parsec"] = {k: res[k] for k in ("benchmark", "input", "build_config", "binary", "home")}
         if ld.popen is not None:
             out = _read(ld.dir / "stdout")
             err = _read(ld.dir / "stderr")
@@ -304,3 +318,28 @@ def _group_alive(pgid):
 def processes_tagged(tag=None):
     """PIDs of live processes started by a LoadSet (any set, or the one with this tag)."""
     return proctags.find("AIRLAB_LOAD_SET", tag)
+
+
+def load_problem(rec):
+    """Why a load that could run did not do its work (its program failed, it died on its
+    own, it could not start), or None. A failed run is never a throughput: the trial warns
+    and `airlab load` exits 1."""
+    if str(rec.get("reason") or "").startswith("could not start"):
+        return f"{rec['name']}: {rec['reason']}"
+    if not rec.get("available", True):  # this machine lacks it: refused before (exit 3)
+        return None
+    fig = rec.get("figures") or {}
+    last = (rec.get("stderr_tail") or "").strip().splitlines()[-1:] or [""]
+    if fig.get("program_exit_code") not in (None, 0):
+        return f"{rec['name']}: its program failed ({fig.get('error') or 'exit code ' + str(fig['program_exit_code'])})"
+    if rec.get("ended_early") and rec.get("exit_code") not in (0, None):
+        return (f"{rec['name']}: exited with code {rec['exit_code']} at {rec['stop_s']:.2f} s"
+                + (f": {last[0]}" if last[0] else ""))
+    if fig.get("error"):
+        return f"{rec['name']}: {fig['error']}"
+    return None
+
+
+def load_problems(records):
+    """load_problem() of every record that has one (for the trial's warnings)."""
+    return [p for p in map(load_problem, records) if p]

@@ -147,12 +147,10 @@ def validate(data, source):
     return errors
 
 
-# Fields that only one kind reads. On another kind they would be ignored without a word
-# (a `kind: cpu` with `ctp_us: 1000` would run a plain CPU loop), so they are errors.
-KIND_FIELDS = {"ctp_us": "onoff", "stressor": "stress-ng", "args": "stress-ng",
-               "benchmark": "parsec", "parsec_home": "parsec", "input": "parsec",
-               "frames": "x264", "image_px": "vips", "argv": "command",
-               "throughput_regex": "command", "throughput_unit": "command"}
+# Fields that only one kind reads (each kind module's FIELDS). On another kind they would
+# be ignored without a word (a `kind: cpu` with `ctp_us: 1000` would run a plain CPU loop),
+# so they are errors.
+KIND_FIELDS = kinds.kind_fields()
 
 
 def _check_process(proc, where, errors):
@@ -271,6 +269,12 @@ def resolve_profile(name_or_path, cores=None, load_count=None):
                 "reason": reason,
             })
             proc.pop("duration_s", None)
+            if ok:
+                try:  # for its thread count, now known (PARSEC: the benchmark's own command line)
+                    proc.update(kinds.resolved_fields(proc))
+                except Exception as e:  # e.g. a runconf bash cannot read: unavailable, said why
+                    ok, reason = False, str(e)
+                    proc.update({"available": False, "reason": reason})
             proc["runs"] = kinds.describe(proc)  # what runs here: real PARSEC or which stand-in
             procs.append(proc)
         if not ok:

@@ -111,14 +111,14 @@ def test_timevarying_profile_has_offsets():
 
 def test_parsec_without_parsec(tmp_path, monkeypatch):
     monkeypatch.delenv("PARSEC_HOME", raising=False)
-    if kinds.parsecmgmt():
+    if kinds.parsec_home():
         pytest.skip("PARSEC is installed here; the unavailable path cannot be shown")
     # Without a fallback: unavailable, with a reason that says how to install PARSEC.
     bare = tmp_path / "parsec-only.yaml"
     bare.write_text("description: real canneal\nprocesses:\n  - kind: parsec\n    benchmark: canneal\n")
     r = resolve_profile(str(bare))
     assert not r["available"]
-    assert "PARSEC_HOME" in r["reasons"][0] and "parsecmgmt" in r["reasons"][0]
+    assert "PARSEC_HOME" in r["reasons"][0] and "parsecmgmt -a build" in r["reasons"][0]
     # With one: the stand-in runs, and says what it stands in for.
     r = resolve_profile("parsec-canneal")
     assert r["available"] and r["stand_in"]
@@ -155,18 +155,16 @@ def test_guide_example_validates(tmp_path):
         load_file(path)
 
 
-def test_installed_parsec_is_preferred_to_the_stand_in(tmp_path):
-    """A PARSEC folder named by the profile (parsec_home) wins over the fallback, and the
-    benchmark runs as `parsecmgmt -a run -p NAME -i INPUT -n THREADS`, repeated. PARSEC
-    cannot be installed here, so a stand-in parsecmgmt script records how it was called."""
+def test_installed_parsec_is_preferred_to_the_stand_in(tmp_path, monkeypatch):
+    """A PARSEC tree named by the profile (parsec_home) that has the benchmark built and its
+    input wins over the fallback, and the load runs the benchmark binary itself, repeated
+    (tests/parsec_tree.py: a tree laid out like PARSEC's, its benchmark compiled here)."""
     import time
+    from loads import parsec
     from loads.launcher import LoadSet
-    home = tmp_path / "parsec-3.0"
-    (home / "bin").mkdir(parents=True)
-    calls = tmp_path / "calls"
-    mgmt = home / "bin" / "parsecmgmt"
-    mgmt.write_text(f"#!/bin/sh\necho \"$@\" >> {calls}\nsleep 0.1\n")
-    mgmt.chmod(0o755)
+    from parsec_tree import make_tree
+    monkeypatch.setattr(parsec, "CACHE", tmp_path / "cache")
+    home = make_tree(tmp_path, inputs=("test", "simdev", "simlarge"), units={"simlarge": 20000})
     prof = tmp_path / "canneal.yaml"
     text = (Path("configs/profiles/parsec-canneal.yaml").read_text()
             .replace("    benchmark: canneal\n", f"    benchmark: canneal\n    parsec_home: {home}\n", 1))
@@ -180,7 +178,8 @@ def test_installed_parsec_is_preferred_to_the_stand_in(tmp_path):
         (rec,) = loads.stop()
     assert rec["stand_in"] is False and rec["figures"]["unit"] == "runs/s"
     assert rec["figures"]["runs"] >= 1
-    assert calls.read_text().splitlines()[0] == f"-a run -p canneal -i simlarge -n {p['threads']}"
+    assert rec["argv"][-4:] == [str(home / "pkgs/kernels/canneal/inst/amd64-linux.gcc-pthreads/bin/canneal"),
+                                str(p["threads"]), "in_simlarge.txt", "out.txt"]
 
 
 def test_airlab_profiles_lists_invalid_profiles_and_exits_2(airlab_cmd, tmp_path):
@@ -230,20 +229,19 @@ def test_parsec_profiles_say_what_runs_here(airlab_cmd, tmp_path):
         text = resolve_profile(name)["description"]
         assert "the real benchmark when PARSEC is installed" in text and "otherwise a stand-in" in text, name
         assert "STAND-IN" not in text, f"{name}: reads as always a stand-in"
-    home = tmp_path / "parsec-3.0"
-    (home / "bin").mkdir(parents=True)
-    (home / "bin" / "parsecmgmt").write_text("#!/bin/sh\nexit 0\n")
-    (home / "bin" / "parsecmgmt").chmod(0o755)
+    from parsec_tree import make_tree
+    benches = [n.split("-", 1)[1] for n in PARSEC_PROFILES]
+    home = make_tree(tmp_path, benchmarks=benches, built=benches, inputs=("simlarge",))
     real = subprocess.run([airlab_cmd, "profiles"], capture_output=True, text=True, timeout=60,
                           env={**os.environ, "PARSEC_HOME": str(home)})
     assert real.returncode == 0, real.stderr
     for name in PARSEC_PROFILES:
         bench = name.split("-", 1)[1]
         assert _runs_lines(real.stdout, name) == [f"real PARSEC (PARSEC_HOME={home}): {bench} -i simlarge "
-                                                  f"-n {resolve_profile(name)['cores']}"], real.stdout
+                                                  f"-n {resolve_profile(name)['cores']}, gcc-pthreads build"], real.stdout
         assert "[stand-in]" not in next(r for r in real.stdout.splitlines() if r.startswith(name + " "))
     env = {k: v for k, v in os.environ.items() if k != "PARSEC_HOME"}
-    if kinds.parsecmgmt():
+    if kinds.parsec_home():
         pytest.skip("PARSEC is on PATH here; the stand-in listing cannot be shown")
     stand = subprocess.run([airlab_cmd, "profiles"], capture_output=True, text=True, timeout=60, env=env)
     assert stand.returncode == 0, stand.stderr
@@ -258,16 +256,15 @@ def test_parsec_profiles_say_what_runs_here(airlab_cmd, tmp_path):
 def test_resolved_parsec_profile_records_what_runs(tmp_path, monkeypatch):
     """The resolved profile (which a trial records) says the same, and the records' marks
     stay: stand_in / stand_in_for on the stand-in, none on real PARSEC."""
-    home = tmp_path / "parsec-3.0"
-    (home / "bin").mkdir(parents=True)
-    (home / "bin" / "parsecmgmt").write_text("#!/bin/sh\nexit 0\n")
-    (home / "bin" / "parsecmgmt").chmod(0o755)
+    from parsec_tree import make_tree
+    home = make_tree(tmp_path, benchmarks=("dedup",), built=("dedup",), inputs=("simlarge",))
     monkeypatch.setenv("PARSEC_HOME", str(home))
     (p,) = resolve_profile("parsec-dedup")["processes"]
     assert p["kind"] == "parsec" and not p["stand_in"] and p["stand_in_for"] is None
     assert p["runs"].startswith(f"real PARSEC (PARSEC_HOME={home}): dedup")
+    assert p["input"] == "simlarge" and p["build_config"] == "gcc-pthreads"
     monkeypatch.delenv("PARSEC_HOME")
-    if kinds.parsecmgmt():
+    if kinds.parsec_home():
         pytest.skip("PARSEC is on PATH here")
     (p,) = resolve_profile("parsec-dedup")["processes"]
     assert p["stand_in"] and p["stand_in_for"] == "parsec dedup"

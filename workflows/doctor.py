@@ -116,10 +116,10 @@ def doctor_cmd(args):
             ok, why = _gang_start_check()
         _line(ok, f"{name} ({s.kind})", why or "")
     print("load kinds")
-    from loads import kinds
-    for kind in ("cpu", "onoff", "stress-ng", "x264", "vips", "parsec"):
-        ok, why = kinds.availability({"kind": kind})
-        _line(ok, kind, why or "")
+    from loads import kinds, parsec
+    for mod in kinds.KINDS.values():  # each kind says what it needs of this machine
+        for ok, detail, label in mod.doctor_lines():
+            _line(ok, label, detail or "")
     print("profiles")
     for name in list_profiles():
         try:
@@ -128,7 +128,10 @@ def doctor_cmd(args):
             _line(False, name, e.errors[0])
             continue
         tag = " [stand-in]" if r["stand_in"] else ""
-        why = r["reasons"] or sorted({f"stand-in because {p['replaces_unavailable'].split(':')[0]}"
+        # The whole reason (what the PARSEC tree lacks), but the install help only once, above.
+        why = r["reasons"] or sorted({"stand-in because " + ("PARSEC 3.0 is not installed (see parsec above)"
+                                                             if p["replaces_unavailable"] == parsec.HELP
+                                                             else p["replaces_unavailable"])
                                       for p in r["processes"] if p.get("replaces_unavailable")})
         _line(r["available"], name + tag, "; ".join(why))
     return 0
@@ -136,7 +139,7 @@ def doctor_cmd(args):
 
 def _gang_start_check():
     from workflows.setups import leftovers
-    from workflows.setups.slurm import GangCluster
+    from workflows.setups.slurm import GangCluster, GangError
     # Tagged and placed like a trial's, so if doctor is killed mid-check the next trial
     # sweeps the daemons and their folder (workflows/setups/leftovers.py).
     os.environ[leftovers.KEY] = str(os.getpid())
@@ -145,8 +148,14 @@ def _gang_start_check():
         g = GangCluster(d)
         try:
             g.start()
-            return True, "a private SLURM started and stopped"
         except Exception as e:
+            try:
+                g.stop()
+            except GangError:
+                pass  # the start's own error says more
             return False, f"could not start a private SLURM: {e}"
-        finally:
-            g.stop()
+        try:
+            g.stop()  # waits until every process of the cluster is gone
+        except GangError as e:
+            return False, f"a private SLURM started but did not stop cleanly: {e}"
+        return True, "a private SLURM started and stopped"

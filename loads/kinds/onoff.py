@@ -1,0 +1,25 @@
+"""onoff: compute ctp_us microseconds, sleep as long, repeat (the paper's CTP load;
+engine/build/airload onoff); work units/s with the measured on/off times."""
+from loads.kinds import cpu
+from loads.kinds.common import json_figures
+from workflows.paths import AIRLOAD
+
+NAME = "onoff"
+FIELDS = ("ctp_us",)
+availability = cpu.availability  # the same program
+
+
+def describe(proc):
+    return f"airload onoff --ctp-us {proc['ctp_us']}, {proc['threads']} thread(s)"
+
+
+def command(proc, workdir):
+    return [str(AIRLOAD), "onoff", "--ctp-us", str(proc["ctp_us"]), "--threads", str(proc["threads"])], {}
+
+
+def figures(proc, stdout, stderr, workdir):
+    return json_figures(stdout)
+
+
+def doctor_lines():
+    return [(*availability({"kind": NAME}), NAME)]

@@ -1,0 +1,37 @@
+"""The load kinds' registry (loads/kinds/): every kind is one module listed once in KINDS,
+and a kind is complete only when the module, the profile schema and docs/profiles.md agree.
+This is the checklist for adding a kind; it fails on the first thing missing."""
+import json
+from pathlib import Path
+
+import pytest
+
+from loads import kinds
+from loads.profiles import KIND_FIELDS
+from workflows.paths import ROOT, SCHEMAS
+
+SCHEMA = json.loads((SCHEMAS / "profile.schema.json").read_text())
+PROCESS = SCHEMA["$defs"]["process"]
+COMMON = {"name", "kind", "count", "threads", "start_s", "duration_s", "stop_s", "cpus", "stand_in_for", "fallback"}
+
+
+def test_the_schema_names_exactly_the_registered_kinds():
+    assert sorted(PROCESS["properties"]["kind"]["enum"]) == sorted(kinds.KINDS)
+
+
+@pytest.mark.parametrize("name", sorted(kinds.KINDS))
+def test_a_registered_kind_is_complete(name):
+    mod = kinds.KINDS[name]
+    assert mod.NAME == name and (mod.__doc__ or "").strip(), f"{name}: a module docstring says what it runs"
+    for fn in ("availability", "describe", "command", "figures", "doctor_lines"):
+        assert callable(getattr(mod, fn, None)), f"{name}: no {fn}()"
+    for field in mod.FIELDS:
+        assert field in PROCESS["properties"], f"{name}: its field {field} is not in the profile schema"
+        assert KIND_FIELDS[field] == name, f"{field} is claimed by two kinds"
+    guide = (ROOT / "docs" / "profiles.md").read_text()
+    assert f"| `{name}` |" in guide, f"{name}: no row in docs/profiles.md's kind table"
+
+
+def test_every_kind_specific_schema_field_belongs_to_a_kind():
+    """A field in the schema that no kind reads would be accepted and ignored."""
+    assert set(PROCESS["properties"]) - COMMON == set(KIND_FIELDS)

@@ -32,7 +32,7 @@ def test_shipped_experiments_expand(scale):
     plan = all_trials(cfg, scale)
     assert plan, "no experiment at this scale"
     for name, (exp, trials) in plan.items():
-        assert exp["figure"].startswith(("Fig.", "Table")), name
+        assert exp["figure"].startswith(("Fig.", "Table", "Beyond the paper")), name
         ids = [t["id"] for t in trials]
         assert len(ids) == len(set(ids)), f"{name}: duplicate trial ids"
         assert all(t["argv"] and t["argv"][0].startswith("--") for t in trials)

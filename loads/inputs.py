@@ -15,9 +15,13 @@ WIDTH, HEIGHT = 640, 360
 def _atomic_write(path, write):
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f"{path.name}.tmp.{os.getpid()}")
-    with open(tmp, "wb") as f:
-        write(f)
-    os.replace(tmp, path)
+    try:  # an interrupt while it is written (a trial's SIGTERM) leaves no partial file
+        with open(tmp, "wb") as f:
+            write(f)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
 
 
 def y4m_video(frames):

@@ -67,6 +67,7 @@ def test_groups_are_made_with_only_the_asked_controllers(controllers):
         pytest.skip(why)
     cg = cgroups.LabCgroups(controllers=controllers)
     try:
+        cg.create()
         if version == "v1":
             made = {Path(p).relative_to(cgroups.ROOT).parts[0] for p in cg.paths()}
             assert made == set(controllers)
@@ -94,3 +95,29 @@ def test_setup_availability_follows_its_own_controllers():
             assert not ok and why == reason
         elif name != "cpuset" or len(os.sched_getaffinity(0)) >= 2:
             assert ok, why
+
+
+def test_every_group_is_registered_before_it_is_made(monkeypatch):
+    """Register first, then create: however early an interrupt lands in create() (here: at
+    each mkdir in turn), remove() knows every directory that exists and removes it."""
+    version, why = cgroups.detect(("cpu",))
+    if not version:
+        pytest.skip(why)
+    real_mkdir = Path.mkdir
+    calls = {"n": 0}
+    for stop_at in range(1, 4):
+        calls["n"] = 0
+
+        def mkdir(self, *a, **kw):
+            calls["n"] += 1
+            if calls["n"] == stop_at:
+                real_mkdir(self, *a, **kw)
+                raise KeyboardInterrupt  # the trial's SIGTERM, just after the directory came to be
+            return real_mkdir(self, *a, **kw)
+        monkeypatch.setattr(Path, "mkdir", mkdir)
+        cg = cgroups.LabCgroups(controllers=("cpu",))
+        with pytest.raises(KeyboardInterrupt):
+            cg.create()
+        monkeypatch.setattr(Path, "mkdir", real_mkdir)
+        cg.remove()
+        assert [g for g in cgroups.leftover_lab_groups() if Path(g).name == cg.name] == [], stop_at

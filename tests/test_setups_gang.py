@@ -38,6 +38,9 @@ def test_gang_jobs_alternate(tmp_path):
     assert applied["jobs_alternated"], applied["job_states"]
     assert d["loads"][0]["cpu_s"] > 0.5, "the load never got its turn"
     assert applied["jobs_left_at_end"] == []
+    # Its start is its job's first turn, not its submission (which launched_s keeps).
+    load = d["loads"][0]
+    assert load["launched_s"] is not None and load["start_s"] >= load["launched_s"], load
 
 
 def test_gang_every_load_takes_turns(tmp_path):

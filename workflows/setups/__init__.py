@@ -108,7 +108,8 @@ class AppliedSetup:
     def make_cgroups(self, controllers):
         """The trial's own cgroups (one per role) with only the controllers the setup needs;
         the engine and the loads join theirs."""
-        self.cg = cgroups.LabCgroups(controllers=controllers)
+        self.cg = cgroups.LabCgroups(controllers=controllers)  # held (so removed) before it exists
+        self.cg.create()
         self.applied = {"cgroup": self.cg.version, "controllers": list(self.cg.controllers),
                         "groups": self.cg.paths()}
         self.engine_hooks = ProcessHooks(preexec=self.cg.join_preexec("engine"))

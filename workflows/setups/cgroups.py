@@ -93,12 +93,23 @@ class LabCgroups:
         self.v2 = v2_root(self.controllers)[0] if self.version == "v2" else None
         self.roles = roles
         self.made = []  # directories to remove, children first at removal
+
+    def create(self):
+        """Make the groups. Separate from the constructor so that the owner holds this
+        object (and so its remove()) before the first directory exists; each directory is
+        listed in `made` before it is made: an interrupt at any instant leaves none that
+        remove() does not know (remove() skips the ones that never came to be)."""
         if self.version == "v2":
             self._make_v2()
         else:
             self._make_v1()
+        return self
 
     # --- creation
+    def _mkdir(self, d):
+        self.made.append(d)  # registered first, then made
+        d.mkdir()
+
     def _make_v2(self):
         subtree = self.v2 / "cgroup.subtree_control"
         enabled = subtree.read_text().split()
@@ -106,24 +117,20 @@ class LabCgroups:
             if c not in enabled:
                 _write(subtree, f"+{c}")
         parent = self.v2 / self.name
-        parent.mkdir()
-        self.made.append(parent)
+        self._mkdir(parent)
         _write(parent / "cgroup.subtree_control", " ".join(f"+{c}" for c in self.controllers))
         for role in self.roles:
-            (parent / role).mkdir()
-            self.made.append(parent / role)
+            self._mkdir(parent / role)
 
     def _make_v1(self):
         for c in self.controllers:
             parent = ROOT / c / self.name
-            parent.mkdir()
-            self.made.append(parent)
+            self._mkdir(parent)
             if c == "cpuset":  # v1 cpusets start empty: inherit the parent's CPUs and memory
                 for f in ("cpuset.cpus", "cpuset.mems"):
                     _write(parent / f, (ROOT / c / f).read_text().strip())
             for role in self.roles:
-                (parent / role).mkdir()
-                self.made.append(parent / role)
+                self._mkdir(parent / role)
                 if c == "cpuset":
                     for f in ("cpuset.cpus", "cpuset.mems"):
                         _write(parent / role / f, (parent / f).read_text().strip())

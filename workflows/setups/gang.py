@@ -13,5 +13,8 @@ def apply(s, spec):
     s.gang = slurm.GangCluster(s.workdir, spec.get("time_slice_s", 5), jobs=1 + s.load_jobs())
     s.gang.start()
     s.engine_hooks = s.hooks(wrap_argv=lambda argv, load=None: s.gang.wrap(argv, "engine"))
-    s.load_hooks = s.hooks(wrap_argv=lambda argv, load: s.gang.wrap(argv, f"load-{load['name']}"))
+    # A load's start is its job's first turn (often a slice or two after submission), so
+    # Eq. 1/2 see the interval it really competed in.
+    s.load_hooks = s.hooks(wrap_argv=lambda argv, load: s.gang.wrap(argv, f"load-{load['name']}"),
+                           ran_since=lambda load: s.gang.first_ran(f"airlab-load-{load['name']}") if s.gang else None)
     s.applied = s.gang.describe()

@@ -30,6 +30,8 @@ import threading
 import time
 from pathlib import Path
 
+from loads import proctags
+
 DAEMONS = ("munged", "mungekey", "slurmctld", "slurmd", "sbatch", "scontrol", "squeue", "scancel", "sinfo")
 
 
@@ -72,6 +74,7 @@ class GangCluster:
         self.env = None
         self.cores = len(os.sched_getaffinity(0))
         self.states = []          # [(seconds since start, {job name: state})]: the evidence
+        self.first_running = {}   # job name -> monotonic instant it was first seen running
         self._sampler = None
         self._stop_sampling = threading.Event()
 
@@ -188,16 +191,25 @@ PartitionName=gang Nodes={self.node} Default=YES MaxTime=INFINITE State=UP OverS
 
     def _sample_states(self):
         """Record which job runs and which is suspended, twice a second, for the trial."""
-        t0 = time.monotonic()
+        t0 = last = time.monotonic()
         while not self._stop_sampling.wait(0.5):
+            now = time.monotonic()
             try:
                 jobs = self.jobs()
             except (subprocess.TimeoutExpired, OSError):
                 continue
+            for _, name, state in jobs:  # it began between the last look and this one
+                if state == "RUNNING" and name not in self.first_running:
+                    self.first_running[name] = (last + now) / 2
+            last = now
             if jobs:
                 snap = {name: state for _, name, state in jobs}
                 if not self.states or self.states[-1][1] != snap:
                     self.states.append((round(time.monotonic() - t0, 2), snap))
+
+    def first_ran(self, job_name):
+        """When the job first ran (monotonic, within a quarter of a second), or None."""
+        return self.first_running.get(job_name)
 
     def alternated(self):
         """True when the engine and a load each ran while the other was suspended."""
@@ -243,21 +255,37 @@ PartitionName=gang Nodes={self.node} Default=YES MaxTime=INFINITE State=UP OverS
                     p.wait(wait)
                 except (ProcessLookupError, subprocess.TimeoutExpired):
                     pass
-        _kill_stray_steps(self.dir)
+        gone_or_left = self._until_no_process_left()
+        if gone_or_left:
+            raise GangError(f"processes of the private SLURM outlived it: {gone_or_left}")
         return [list(j) for j in left]
 
+    def processes(self):
+        """Every live process of this cluster, whoever started it: the daemons, slurmstepd
+        and the jobs' programs all carry SLURM_CONF=<this cluster's slurm.conf> (the daemons
+        get it from us, slurmstepd from slurmd, a job from sbatch --export=ALL). The tag is
+        fixed before the first daemon starts: registered first, then created, so a process
+        started just as an interrupt lands is found all the same."""
+        return [pid for pid in proctags.find("SLURM_CONF", str(self.dir / "slurm.conf")) if pid != os.getpid()]
 
-def _kill_stray_steps(conf_dir):
-    """slurmstepd processes of this cluster that outlived slurmd (they hold our jobs)."""
-    marker = str(conf_dir).encode()
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            if Path(f"/proc/{pid}/comm").read_text().strip() != "slurmstepd":
-                continue
-            env = Path(f"/proc/{pid}/environ").read_bytes()
-            if marker in env:
-                os.kill(int(pid), signal.SIGKILL)
-        except OSError:
-            continue
+    def _until_no_process_left(self, timeout=15.0):
+        """SIGKILL what is left of the cluster (slurmstepd outliving slurmd, a job's program
+        whose step was killed) until nothing is; returns what still lives after timeout."""
+        deadline = time.monotonic() + timeout
+        while True:
+            pids = self.processes()
+            if not pids or time.monotonic() > deadline:
+                return [f"{pid} ({_comm(pid)})" for pid in pids]
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            time.sleep(0.05)
+
+
+def _comm(pid):
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return "gone"

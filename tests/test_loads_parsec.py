@@ -229,3 +229,22 @@ def test_load_record_in_json(tmp_path):
     (rec,) = json.loads(out.read_text())["loads"]
     assert rec["parsec"]["input"] == "test" and rec["parsec"]["home"] == str(home)
     assert Path(rec["parsec"]["binary"]).name == "canneal"
+
+
+def test_a_trial_with_a_failing_benchmark_warns(tmp_path):
+    """The engine ran alone while the load was dead: the trial says so in its warnings, and
+    the load's record has no throughput, the program's error and the input it used."""
+    from trial_helpers import run
+    home = make_tree(tmp_path)
+    conf = home / "pkgs/kernels/canneal/parsec/simdev.runconf"
+    conf.write_text(conf.read_text().replace("in_simdev.txt", "in_64K.txt"))
+    out = tmp_path / "t.json"
+    r = run(out, profile=profile(tmp_path, home), engine=["--mode", "seq", "--end-time", "3000"],
+            env={**os.environ, "AIRLAB_RESULTS": str(tmp_path / "results")})
+    assert r.returncode == 0, r.stderr
+    d = json.loads(out.read_text())
+    (rec,) = d["loads"]
+    assert rec["figures"]["throughput"] is None and rec["parsec"]["input"] == "simdev"
+    assert any(w.startswith("load parsec: its program failed") and "Unable to open file in_64K.txt" in w
+               for w in d["warnings"]), d["warnings"]
+    assert "warning: load parsec" in r.stderr

@@ -21,7 +21,7 @@ rule table:
     output:
         "results/{scale}/tables/{exp}.csv",
     wildcard_constraints:
-        exp=r"(?!summary$)[A-Za-z0-9.\-]+",  # any experiment; tables/summary.csv is the claims rule's
+        exp=r"(?!summary\.csv)[A-Za-z0-9.\-]+",  # any experiment; tables/summary.csv is the claims rule's (the lookahead sees the rest of the path)
     params:
         figure=lambda wc: PLAN[wc.scale][wc.exp][0]["figure"],
     shell:

@@ -17,6 +17,7 @@ import sys
 
 from snakemake.utils import min_version, validate
 
+from analysis.claims import ClaimError, check_claims
 from workflows.experiments import (ExperimentError, all_trials, estimate_minutes, previous_block, profile_label,
                                   runner_args)
 
@@ -62,7 +63,8 @@ try:
     PLAN = {SCALE: all_trials(config, SCALE)}
     if SCALE != "smoke":
         PLAN["smoke"] = all_trials(config, "smoke")
-except ExperimentError as e:
+    check_claims(config["claims"])  # a claim naming a missing table, column or configuration stops the run here
+except (ExperimentError, ClaimError) as e:
     raise WorkflowError(str(e))
 
 # (scale, experiment, trial id) -> trial

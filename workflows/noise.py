@@ -58,12 +58,12 @@ class Window:
         self.self1 = _self_cpu_s()
 
     def account(self, engine_tree_s, task_clock_s, load_leaders, load_tag, watchdog_pid, engine_tag,
-                threshold=DEFAULT_THRESHOLD, wrapper_s=0.0):
+                threshold=DEFAULT_THRESHOLD, wrapper_s=0.0, stopped_loads_s=0.0):
         """The noise object. engine_tree_s: CPU of the process tree the runner waited for
         (perf and the engine; None when the engine ran elsewhere, as a SLURM job, and the
         runner waited for its wrapper, whose CPU, wrapper_s, is the instrument's);
         task_clock_s: the engine's CPU by perf (None without perf)."""
-        loads_s = proctags.cpu_seconds(set(load_leaders))  # first: they still run
+        loads_s = proctags.cpu_seconds(set(load_leaders)) + stopped_loads_s  # first: they still run
         load_pids = set(load_leaders) | set(proctags.find("AIRLAB_LOAD_SET", load_tag)) if load_tag else set(load_leaders)
         loads_s += proctags.cpu_seconds(load_pids - set(load_leaders))
         engine_pids = set(proctags.find("AIRLAB_TRIAL", engine_tag)) if engine_tag else set()

@@ -22,7 +22,7 @@ from pathlib import Path
 import jsonschema
 
 from loads import proctags
-from loads.launcher import LoadSet, load_problems
+from loads.launcher import LoadSet
 from loads.profiles import ProfileError, resolve_profile
 from workflows import calibration as calib, machine, noise, perf
 from workflows.paths import AIRPDES, SCHEMAS
@@ -295,7 +295,6 @@ def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_una
     for r in records:
         if r["available"] and r["figures"].get("throughput") is None and not r["cpu_s"]:
             r["figures"]["error"] = "the load never ran during the trial (pending or suspended throughout)"
-    warnings += [f"load {p}" for p in load_problems(records)]  # a failed load is no throughput
     for w in warnings:
         _say(f"warning: {w}")
     pes = engine_result.get("pes", [])
@@ -381,10 +380,14 @@ def _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold):
                     tc = counters.get("task-clock", {})
                     task_clock_s = tc["value"] / 1000 if tc.get("status") == "ok" and tc.get("unit") == "msec" else None
                     gang = st.kind == "gang"  # the engine ran as a SLURM job: what we waited for is its wrapper
+                    # A load stopped during the run (a profile's stop_s) is reaped: its CPU is
+                    # what the launcher read just before stopping it.
+                    stopped = [ld for ld in loads.loads if ld.stopped is not None]
                     nz = window.account(None if gang else tree_s, task_clock_s,
-                                        [ld.popen.pid for ld in loads.loads if ld.popen], loads.tag,
-                                        loads._watchdog.pid if loads._watchdog else None, tag,
-                                        threshold=noise_threshold, wrapper_s=tree_s if gang else 0.0)
+                                        [ld.popen.pid for ld in loads.loads if ld.popen and ld.stopped is None],
+                                        loads.tag, loads._watchdog.pid if loads._watchdog else None, tag,
+                                        threshold=noise_threshold, wrapper_s=tree_s if gang else 0.0,
+                                        stopped_loads_s=sum(ld.cpu_s or 0.0 for ld in stopped))
                     records = loads.stop()
                 applied.applied["observed"] = observed
             setup_record = applied.record()  # after the setup is undone: includes what it saw

@@ -22,7 +22,7 @@ from pathlib import Path
 import jsonschema
 
 from loads import proctags
-from loads.launcher import LoadSet
+from loads.launcher import LoadSet, load_problems
 from loads.profiles import ProfileError, resolve_profile
 from workflows import calibration as calib, machine, noise, perf
 from workflows.paths import AIRPDES, SCHEMAS
@@ -295,6 +295,7 @@ def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_una
     for r in records:
         if r["available"] and r["figures"].get("throughput") is None and not r["cpu_s"]:
             r["figures"]["error"] = "the load never ran during the trial (pending or suspended throughout)"
+    warnings += [f"load {p}" for p in load_problems(records)]  # a failed load is no throughput
     for w in warnings:
         _say(f"warning: {w}")
     pes = engine_result.get("pes", [])

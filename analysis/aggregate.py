@@ -79,7 +79,7 @@ def row_of(trial, experiment, figure):
     tc = trial["perf"].get("task-clock", {})
     row["engine_cpu_s"] = tc["value"] / 1000 if tc.get("status") == "ok" and tc.get("unit") == "msec" else ""
     nz = trial.get("noise") or {}
-    row.update(end_time=cfg.get("end-time", ""), checksum=eng["checksum"],
+    row.update(end_time=cfg.get("end-time", ""), checksum=eng.get("checksum", ""),
                work_key=json.dumps(work_of(cfg), sort_keys=True),
                target_s=(trial.get("calibration") or {}).get("target_s", ""),
                disturbed="" if nz.get("disturbed") is None else int(nz["disturbed"]),

@@ -89,6 +89,12 @@ def caption(exp, rows, facts, scale="quick", claims=None):
              f"{len(ok)} trial(s) (plus no-load baselines) on "
              f"{facts['cores']} cores ({html.escape(facts['cpu_model'])}, Linux {html.escape(facts['kernel'])}).",
              f"<i>Paper:</i> {html.escape(exp['paper_finding'])}"]
+    targets = sorted({r["target_s"] for r in rows if r.get("target_s")})
+    if targets:  # trial length is a time; the end time that gives it was calibrated here
+        ends = sorted({r["end_time"] for r in ok if r.get("end_time")}, key=float)
+        parts.insert(2, f"No-load runs last {' / '.join(map(str, targets))} s: the simulated end time "
+                        f"({', '.join(map(str, ends)) or 'none ran'}) is calibrated per configuration on this "
+                        f"machine, and every mode and load of a configuration simulates the same events.")
     if "locality" in (exp["plot"]["y"], exp["plot"].get("y2")) and ok:
         shown = locality.choose(rows)
         parts.append(html.escape(locality.sentence(shown)))

@@ -38,7 +38,7 @@ CLAIMS = {"ladm_vs_fm_one_load": {"claim": "LADM outperforms FM under one load",
 
 def test_caption_states_configuration_at_scale_and_machine():
     text = report.caption(load_experiment("fig08-one-load"), FIG08, FACTS, "smoke", CLAIMS)
-    assert "end_time=400" in text and "mode over fm, ladm" in text  # the smoke values, not "the scale's"
+    assert "mode over fm, ladm" in text and "remote over 0.4" in text  # the smoke values, not "the scale's"
     assert "smoke scale" in text and "2 cores (Test CPU, Linux 6.1)" in text
     assert "3 trial(s)" in text
 

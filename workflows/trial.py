@@ -347,6 +347,9 @@ def _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold):
                     with open(wd / "engine.stderr", "wb") as err:
                         window = noise.Window()
                         t0 = time.monotonic()
+                        # Loads first: a whole-run load is then running when the engine's
+                        # clock starts (start_s <= 0), so Eq. 1/2 see the whole run loaded.
+                        loads.start(t0)
                         # Its own process group (killpg), but the runner's session: with
                         # sched_autogroup each session is a scheduling group of its own, and
                         # a competitor in another group is invisible to sched_yield(), which
@@ -355,7 +358,6 @@ def _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold):
                                                   env={**os.environ, "AIRLAB_TRIAL": tag},
                                                   stdin=subprocess.DEVNULL, process_group=0,
                                                   preexec_fn=applied.engine_hooks.preexec)
-                    loads.start(t0)
                     # The evidence that the setup took effect, read once from the processes
                     # we started (the engine inherits perf's cgroup, affinity and priority).
                     # Cheap on purpose: any CPU the runner burns now is interference with
@@ -416,7 +418,7 @@ def _engine_clock(engine_result, t0, records):
     start = engine_result.get("start_monotonic_s")
     shift = (t0 - start) if isinstance(start, (int, float)) else 0.0
     for r in records:
-        for k in ("start_s", "stop_s"):
+        for k in ("start_s", "stop_s", "launched_s"):
             if r.get(k) is not None:
                 r[k] = r[k] + shift
     return {"zero": "engine" if start is not None else "runner (the engine did not report start_monotonic_s)",

@@ -145,24 +145,24 @@ static const air_barrier_wait *auto_resolve(const air_options *o)
 }
 
 const air_barrier_wait air_barrier_wait_auto = {
-    { "auto", "spin when every thread can have a CPU of its own, else adaptive", 1 }, NULL, NULL, auto_resolve,
+    { "auto", "spin when every thread can have a CPU of its own, else adaptive", 1 }, NULL, NULL, auto_resolve, 0,
 };
 const air_barrier_wait air_barrier_wait_spin = {
     { "spin", "busy-wait: a round completes as soon as the last thread arrives, but a thread "
       "queued behind the spinner on its CPU waits for the spinner's slice to end", 0 },
-    spin_wait, nothing_to_wake, NULL,
+    spin_wait, nothing_to_wake, NULL, 0,
 };
 const air_barrier_wait air_barrier_wait_yield = {
     { "yield", "spin briefly, then sched_yield(): under EEVDF the waiter hands a competing "
       "program a whole slice per round, so FM under load crawls (kept to measure exactly that)", 0 },
-    yield_wait, nothing_to_wake, NULL,
+    yield_wait, nothing_to_wake, NULL, 0,
 };
 const air_barrier_wait air_barrier_wait_block = {
     { "block", "spin --barrier-spin-us, then sleep on a futex until the round is done", 0 },
-    block_wait, block_wake, NULL,
+    block_wait, block_wake, NULL, 0,
 };
 const air_barrier_wait air_barrier_wait_adaptive = {
     { "adaptive", "spin, but sleep once another engine thread is queued on the waiter's CPU "
       "(it would wait for the spinner's slice to end)", 0 },
-    adaptive_wait, block_wake, NULL,
+    adaptive_wait, block_wake, NULL, 1,
 };

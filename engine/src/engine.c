@@ -8,7 +8,6 @@
 #include "engine_api.h"
 #include "json_out.h"
 #include "rng.h"
-#include "sync_conservative.h"
 #include "timeline.h"
 
 static void *xcalloc(size_t n, size_t size)

@@ -70,7 +70,7 @@ struct air_thread {
     uint32_t pi_slow;             /* PI: consecutive slow probes (thread-local) */
     _Atomic uint64_t apte_bits;   /* last period's time per event (double bits), 0: none */
     int rq_fd;
-    _Atomic int cpu;              /* CPU it last ran on (set every loop iteration; barrier wait) */
+    _Atomic int cpu;              /* CPU it last ran on (set every iteration when the barrier wait reads it) */
     uint64_t rq_wait0;
     double rq_t0;
     /* statistics */
@@ -112,6 +112,7 @@ typedef struct air_barrier_wait {
     void (*wake)(air_engine *e);               /* the leader, after advancing bar_gen */
     /* set only for a choice made at start-up (auto): the policy it stands for */
     const struct air_barrier_wait *(*resolve)(const air_options *o);
+    int tracks_cpu;  /* reads air_thread.cpu, which the loop then keeps up to date */
 } air_barrier_wait;
 
 typedef struct air_sync {
@@ -210,7 +211,7 @@ extern const air_mapping air_mapping_fm, air_mapping_dm, air_mapping_ladm;
 extern const air_mode air_mode_seq, air_mode_fm, air_mode_dm, air_mode_adm, air_mode_ladm;
 extern const air_detector air_detector_apte, air_detector_pi, air_detector_rq;
 extern const air_reactivation air_reactivation_pr, air_reactivation_rap;
-extern const air_sync air_sync_optimistic;
+extern const air_sync air_sync_optimistic, air_sync_conservative;
 extern const air_barrier_wait air_barrier_wait_auto, air_barrier_wait_spin, air_barrier_wait_yield,
     air_barrier_wait_block, air_barrier_wait_adaptive;
 

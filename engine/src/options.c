@@ -1,9 +1,7 @@
 /* airpdes options: one table gives each option's name, type, default, help line and
  * limits; parsing, validation, --help and the JSON `config` object all read it. */
-#define _GNU_SOURCE
 #include "options.h"
 
-#include <sched.h>
 #include <errno.h>
 #include <libgen.h>
 #include <math.h>

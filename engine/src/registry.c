@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "engine.h"
-#include "sync_conservative.h"
 
 const air_named *const air_mode_list[] = {
     &air_mode_seq.id, &air_mode_fm.id, &air_mode_dm.id, &air_mode_adm.id, &air_mode_ladm.id, NULL,

@@ -29,7 +29,6 @@
 #include <stdio.h>
 
 #include "engine.h"
-#include "sync_conservative.h"
 
 static void set_bounds(air_engine *e, double gvt)
 {

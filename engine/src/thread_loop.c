@@ -25,12 +25,13 @@ void *air_thread_main(void *arg)
     if (e->opt->pin) pin(t);
     if (e->detector && e->detector->thread_start) e->detector->thread_start(e, t);
     uint64_t gi = e->opt->gvt_interval;
+    int track_cpu = e->barrier_wait->tracks_cpu;
     while (!atomic_load_explicit(&e->done, memory_order_acquire)) {
         if (!atomic_load_explicit(&t->active, memory_order_acquire)) {
             air_adapt_inactive_wait(e, t);
             continue;
         }
-        atomic_store_explicit(&t->cpu, sched_getcpu(), memory_order_relaxed);
+        if (track_cpu) atomic_store_explicit(&t->cpu, sched_getcpu(), memory_order_relaxed);
         air_pe *pe = e->mapping->acquire(e, t);
         if (pe) {
             air_pe_iteration(e, t, pe);

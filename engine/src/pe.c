@@ -126,7 +126,7 @@ void air_pe_fossil(air_pe *pe, double gvt)
  * partner is switched out runs up to a whole GVT interval ahead; when the partner resumes,
  * its messages fall into that work's past and roll it back, and the anti-messages roll the
  * partner back in turn. That is what happens when threads alternate on a CPU instead of
- * running together (4 threads on 2 cores: efficiency 0.31, 0.98 with K = 2), at a price
+ * running together (4 threads on 2 cores, single runs: efficiency 0.31, 0.98 with K = 2), at a price
  * when nothing competes (threads wait for each other more often: 2 threads on 2 cores
  * took ~20% longer with K = 2); see docs/engine-benchmarks.md. A heuristic only: the
  * committed result does not depend on it, and the PE with the least time is never held

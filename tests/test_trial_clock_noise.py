@@ -6,22 +6,18 @@ The machine is shared with other people's tests, so a check that needs it quiet 
 not disturbed; the hog's CPU is all the foreign CPU there was) gets three tries."""
 import json
 import os
-import subprocess
-import sys
-import threading
-import time
 
 import jsonschema
 import pytest
 
-from loads import proctags
 from trial_helpers import SCHEMA, run
+from workflows import noise_check
+from workflows.noise_check import Hog
 
 ENGINE = ["--mode", "fm", "--threads", "2", "--pes", "2", "--remote", "0.2"]
-# Beside the hog, which runs in a session (an autogroup) of its own, a spinning FM barrier
-# wastes its own group's half of the machine: 45 s for a 0.6 s run (docs/engine-benchmarks.md).
-# The noise tests are about accounting, not FM, so they use the sleeping barrier (~8x).
-BESIDE_HOG = [*ENGINE, "--barrier-wait", "block"]
+# The noise tests are about accounting, not FM: beside the hog, the same sleeping-barrier
+# engine as `airlab noise-check` (the reason is there).
+BESIDE_HOG = noise_check.ENGINE
 
 
 def test_whole_run_load_on_the_engines_clock_gives_eq1_exactly(tmp_path):
@@ -44,39 +40,6 @@ def test_whole_run_load_on_the_engines_clock_gives_eq1_exactly(tmp_path):
     loads = prediction_loads(d["loads"])
     for t0 in (d["wall_s"], 0.1, 7.0):  # whatever the baseline took
         assert predicted_slowdown(t0, loads, 2, cores) == pytest.approx(max(1.0, 3 / cores), abs=1e-6)
-
-
-class Hog:
-    """A plain Python busy loop in a session of its own (not started by the lab), with a
-    sampler of its CPU time on the monotonic clock."""
-
-    def __init__(self):
-        self.proc = subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
-        self.samples, self._stop = [], threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-        self._thread.start()
-        time.sleep(0.3)
-
-    def _sample(self):
-        while not self._stop.is_set():
-            self.samples.append((time.monotonic(), proctags.cpu_seconds([self.proc.pid])))
-            time.sleep(0.02)
-
-    def cpu_between(self, t0, t1):
-        def at(t):
-            before = [s for s in self.samples if s[0] <= t][-1]
-            after = next(s for s in self.samples if s[0] >= t)
-            if after[0] == before[0]:
-                return before[1]
-            return before[1] + (after[1] - before[1]) * (t - before[0]) / (after[0] - before[0])
-        return at(t1) - at(t0)
-
-    def stop(self):
-        time.sleep(0.1)
-        self._stop.set()
-        self._thread.join()
-        self.proc.kill()
-        self.proc.wait()
 
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs 2 cores")
@@ -132,3 +95,12 @@ def test_a_disturbed_trial_is_run_again_and_the_last_run_kept(tmp_path):
     assert nz["reruns"] == 1 and [a["disturbed"] for a in nz["attempts"]] == [True, True], nz
     assert nz["disturbed"] is True and nz["attempts"][-1]["foreign_cpu_s"] == nz["foreign_cpu_s"]
     assert "running it again (1 of 1)" in r.stderr and any("after 1 re-run" in w for w in d["warnings"])
+
+
+def test_noise_check_refuses_bad_input_with_one_line():
+    import subprocess
+    import sys
+    from pathlib import Path
+    airlab = str(Path(sys.executable).parent / "airlab")
+    r = subprocess.run([airlab, "noise-check", "--rounds", "0"], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--rounds" in r.stderr, r.stderr

@@ -11,6 +11,7 @@ SUBCOMMAND_MODULES = [
     "loads.cli",          # airlab profiles, airlab load
     "workflows.trial_cli",  # airlab trial
     "workflows.doctor",   # airlab doctor
+    "workflows.noise_check",  # airlab noise-check
 ]
 
 

@@ -9,25 +9,24 @@ modes).
     python -m analysis.aggregate --experiment NAME --out TABLE.csv TRIAL.json ...
 """
 import argparse
-import csv
 import json
 import os
 import statistics
 import sys
 from pathlib import Path
 
+from airbase.atomic import write_csv
 from analysis import locality
 from analysis.predict import predicted_slowdown
 from workflows.calibration import work_of
 
 COLUMNS = ["experiment", "figure", "trial", "status", "reason", "rep", "baseline", "profile", "setup",
-           "mode", "sync", "model", "remote", "epg", "detector", "reactivation", "apte_threshold",
+           "mode", "mode_adaptive", "sync", "model", "remote", "epg", "detector", "reactivation", "apte_threshold",
            "barrier_wait", "optimism_window", "threads", "cores", "n_loads", "load_processes", "ctp_us", "stand_in", "wall_s", "baseline_wall_s",
            "slowdown", "pred_eq1", "pred_eq3", "committed_events", "efficiency", "event_rate",
            "rollbacks", "locality", "cache_misses", "cache_counter", "cache_note", "load_throughput",
            "load_unit", "solo_throughput", "load_slowdown", "engine_cpu_s", "end_time", "target_s",
            "work_key", "checksum", "disturbed", "reruns", "foreign_cpu_s", "runner_cpu_s"]
-ADAPTIVE = ("adm", "ladm")
 
 
 def n_loads(profile):
@@ -67,7 +66,7 @@ def row_of(trial, experiment, figure):
         return row
     eng = trial["engine"]
     cfg = eng["config"]
-    row.update(mode=cfg["mode"], sync=cfg.get("sync", ""), model=cfg["model"], remote=cfg.get("remote", ""),
+    row.update(mode=cfg["mode"], mode_adaptive=int(bool(eng.get("mode_adaptive"))), sync=cfg.get("sync", ""), model=cfg["model"], remote=cfg.get("remote", ""),
                epg=cfg.get("epg", ""), detector=cfg.get("detector", ""), reactivation=cfg.get("reactivation", ""),
                apte_threshold=cfg.get("apte-threshold", ""), barrier_wait=cfg.get("barrier-wait", ""),
                optimism_window=cfg.get("optimism-window", ""), threads=cfg["threads"], wall_s=eng["wall_s"],
@@ -201,13 +200,7 @@ def main(argv=None):
         except (OSError, ValueError, KeyError) as e:
             print(f"aggregate: skipping {p}: {e}", file=sys.stderr)
     rows = add_slowdowns(check_determinism(rows), read_solo(a.solo))
-    tmp = f"{a.out}.tmp.{os.getpid()}"
-    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    with open(tmp, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS)
-        w.writeheader()
-        w.writerows(rows)
-    os.replace(tmp, a.out)
+    write_csv(a.out, COLUMNS, rows)
     bad = [r for r in rows if r["status"] != "ok"]
     print(f"aggregate: {a.experiment}: {len(rows)} trials, {len(bad)} not ok -> {a.out}", file=sys.stderr)
     return 0

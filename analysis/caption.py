@@ -8,16 +8,15 @@ each figure; the figure rule also writes it beside the figure (results/<scale>/f
 """
 import argparse
 import html
-import os
 import statistics
 import sys
-from pathlib import Path
 
+from airbase.atomic import write_atomic
 from analysis import claims as claims_mod
 from analysis import locality
 from analysis.stats import number as _f, read_rows
 from workflows import machine
-from workflows.experiments import at_scale, load_experiment
+from workflows.experiments import at_scale, load_counts, load_experiment
 
 
 def _values(v):
@@ -37,7 +36,7 @@ def measured_here(exp, ok):
     for r in ok:
         if _f(r["slowdown"]) is None or r["profile"] == "none":  # no load: 1 by definition
             continue
-        eq3 = kind == "eq3" or (kind == "auto" and r.get("mode") in ("adm", "ladm"))
+        eq3 = kind == "eq3" or (kind == "auto" and str(r.get("mode_adaptive")) == "1")
         g = groups.setdefault(_series(r, series), ([], [], eq3))
         g[0].append(_f(r["slowdown"]))
         if _f(r["pred_eq3" if eq3 else "pred_eq1"]) is not None:
@@ -70,7 +69,6 @@ def _sweep_values(var, values, facts):
     machine's cores, so the caption says 1, 2 on 2 cores and not 1, cores/2."""
     values = _values(values)
     if var == "load_count" and facts.get("cores"):
-        from workflows.experiments import load_counts
         return load_counts(values, int(facts["cores"]))
     return values
 
@@ -166,10 +164,7 @@ def main(argv=None):
     a = ap.parse_args(argv)
     exp = load_experiment(a.experiment)
     text = caption(exp, read_rows(a.table), machine.facts(), a.scale, experiment_claims(exp, a.table, a.claims))
-    out = Path(a.out)
-    tmp = out.with_name(f".{out.name}.tmp.{os.getpid()}")
-    tmp.write_text(f"<p class=caption>{text}</p>\n")
-    os.replace(tmp, out)
+    write_atomic(a.out, f"<p class=caption>{text}</p>\n")
     print(f"caption: {a.out}", file=sys.stderr)
     return 0
 

@@ -12,22 +12,20 @@ repetitions, "not measurable here" (with the reason) when this machine cannot me
     python -m analysis.claims --check configs/claims.yaml     (what the workflow checks at start)
 """
 import argparse
-import csv
 import json
-import os
 import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-import jsonschema
-import yaml
-
+from airbase.atomic import write_csv
+from airbase.paths import CONFIGS, SCHEMAS
+from airbase.schema_messages import read_yaml, schema_errors
 from analysis.aggregate import COLUMNS
 from analysis.claim_kinds import (MEASURES, NEEDS, STATISTICS, TESTS, NotMeasurable, Table, filter_ops,
                                   level_key, same, select, test_text)
 from analysis.stats import mean_ci, read_rows
-from workflows.paths import CONFIGS, SCHEMAS
+from workflows.experiments import ExperimentError, list_experiments, load_experiment, scale_values
 
 DEFAULT = CONFIGS / "claims.yaml"
 INTERVAL = "95% t interval over repetitions"
@@ -46,16 +44,11 @@ def load_claims(path=DEFAULT):
     """The claims document, checked against its schema and the words claim_kinds knows
     (not against the experiments: check_claims does that)."""
     path = Path(path)
-    try:
-        doc = yaml.safe_load(path.read_text())
-    except OSError as e:
-        raise ClaimError(f"{path}: cannot read: {e.strerror}")
-    except yaml.YAMLError as e:
-        raise ClaimError(f"{path}: not valid YAML: {e}")
+    doc = read_yaml(path, ClaimError)
     schema = json.loads((SCHEMAS / "claims.schema.json").read_text())
-    errs = sorted(jsonschema.Draft202012Validator(schema).iter_errors(doc), key=lambda e: list(map(str, e.path)))
+    errs = schema_errors(schema, doc, str(path), place=lambda p: _where(doc, p))
     if errs:
-        raise ClaimError("; ".join(f"{path}: {_where(doc, e.absolute_path)}: {e.message}" for e in errs))
+        raise ClaimError("; ".join(errs))
     errors = []
     seen = set()
     for c in doc["claims"]:
@@ -122,10 +115,9 @@ def _filters_of(c):
 def experiment_values(exp, col):
     """The values an experiment gives a column at any scale, or None when it leaves the
     column to the engine or to the trial (any value is possible)."""
-    from workflows.experiments import _scale_values
     implicit = {"profile": ["none"], "setup": ["cfs"]}.get(col, [])  # every baseline's
     if col in exp["sweep"]:
-        return _scale_values(exp["sweep"][col]) + implicit
+        return scale_values(exp["sweep"][col]) + implicit
     if col in exp["engine"]:
         v = exp["engine"][col]
         return list(v.values()) if isinstance(v, dict) else [v]
@@ -136,7 +128,6 @@ def check_claims(path=DEFAULT):
     """Refuse (ClaimError naming the file and the claim) a claim whose table is not an
     experiment, or that names a column the tables do not have or a configuration its
     experiment never runs. The workflow calls this at start."""
-    from workflows.experiments import ExperimentError, list_experiments, load_experiment
     doc = load_claims(path)
     names, errors = set(list_experiments()), []
     for c in doc["claims"]:
@@ -336,12 +327,7 @@ def summarise(doc, table_paths):
 
 
 def write_summary(rows, out):
-    tmp = f"{out}.tmp.{os.getpid()}"
-    with open(tmp, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS)
-        w.writeheader()
-        w.writerows(rows)
-    os.replace(tmp, out)
+    write_csv(out, FIELDS, rows)
 
 
 def main(argv=None):

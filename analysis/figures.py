@@ -10,7 +10,6 @@ figure, and its title says which and why (analysis/locality.py).
 """
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -20,6 +19,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
+from airbase.atomic import write_atomic  # noqa: E402
 from analysis import locality  # noqa: E402
 from analysis.stats import mean_ci, number as _num, read_rows  # noqa: E402
 from workflows.experiments import load_experiment  # noqa: E402
@@ -60,12 +60,12 @@ def grouped(rows, x, series, y):
 
 
 def prediction(rows, x, series, kind):
-    """{series: [(x, predicted slowdown)]}; 'auto' = Eq. 3 for adm/ladm rows, else Eq. 1."""
+    """{series: [(x, predicted slowdown)]}; 'auto' = Eq. 3 for rows of an adaptive mode, else Eq. 1."""
     out = {}
     for r in rows:
         if r["status"] != "ok" or r["baseline"] == "1":
             continue
-        col = "pred_eq3" if kind == "eq3" or (kind == "auto" and r["mode"] in ("adm", "ladm")) else "pred_eq1"
+        col = "pred_eq3" if kind == "eq3" or (kind == "auto" and str(r.get("mode_adaptive")) == "1") else "pred_eq1"
         v = _num(r.get(col))
         if v is not None:
             out.setdefault(series_of(r, series), {}).setdefault(r[x], []).append(v)
@@ -187,11 +187,8 @@ def draw(exp, rows, trials, out, reason=None):
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     for target in (out, out.with_suffix(".svg")):
-        tmp = target.with_name(f".{target.stem}.tmp.{os.getpid()}{target.suffix}")
-        fig.savefig(tmp, dpi=110)
-        os.replace(tmp, target)
+        write_atomic(target, lambda f, fmt=target.suffix[1:]: fig.savefig(f, format=fmt, dpi=110))
     plt.close(fig)
 
 

@@ -12,12 +12,12 @@ import argparse
 import base64
 import html
 import json
-import os
 import sys
 from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
+from airbase.atomic import write_atomic
 from analysis import claims, locality
 from analysis.caption import caption
 from analysis.stats import read_rows
@@ -116,7 +116,7 @@ def build(scale, summary, experiments, out, claims_path=claims.DEFAULT):
     source = "as the trials recorded it" if machines else "the analysing host: no trial records were found"
     h = [f"<!doctype html><html><head><meta charset=utf-8><title>airlab report ({scale})</title>"
          f"<style>{CSS}</style></head><body>",
-         f"<h1>airlab: the AIR paper re-measured on this machine</h1>",
+         "<h1>airlab: the AIR paper re-measured on this machine</h1>",
          f"<p class=counts><b>{html.escape(verdict_counts(rows))}</b> Each statistic is computed per repetition "
          f"with a {html.escape(claims.INTERVAL)}; agrees / differs when the whole interval passes / fails the "
          f"test, inconclusive when it straddles it or n &lt; 2.</p>",
@@ -157,10 +157,7 @@ def build(scale, summary, experiments, out, claims_path=claims.DEFAULT):
     else:
         h.append("<p>None: every trial ran.</p>")
     h.append("</body></html>")
-    out = Path(out)
-    tmp = out.with_name(f".{out.name}.tmp.{os.getpid()}")
-    tmp.write_text("\n".join(h))
-    os.replace(tmp, out)
+    write_atomic(out, "\n".join(h))
 
 
 def main(argv=None):

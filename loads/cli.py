@@ -1,15 +1,15 @@
 """`airlab profiles` and `airlab load`: list, check and try interference profiles (and
 `airlab parsec prepare`, loads/parsec_prepare.py)."""
-import json
 import math
 import signal
 import sys
 import tempfile
 import time
 
+from airbase.atomic import write_json
+from airbase.errors import UsageError
 from loads.launcher import LoadSet, load_problems
 from loads.profiles import ProfileError, list_profiles, load_file, resolve_profile
-from workflows.cli import UsageError
 
 PROFILES_HELP = """\
 Interference profiles are YAML files in configs/profiles/ (guide: docs/profiles.md).
@@ -197,8 +197,4 @@ def load_cmd(args):
 
 
 def _write_json(path, data):
-    import os
-    tmp = f"{path}.tmp.{os.getpid()}"
-    with open(tmp, "w") as f:
-        json.dump(data, f, indent=1)
-    os.replace(tmp, path)
+    write_json(path, data)

@@ -1,27 +1,14 @@
 """Inputs for the x264 and vips loads, generated deterministically (fixed seed, fixed
 pattern) and cached under results/inputs/, so every machine encodes the same video and
-sharpens the same image."""
-import os
-from pathlib import Path
-
+sharpens the same image. Written atomically: an interrupt while one is written (a trial's
+SIGTERM) leaves no partial file."""
 import numpy as np
 
-from workflows.paths import RESULTS
+from airbase.atomic import write_atomic
+from airbase.paths import RESULTS
 
 INPUTS = RESULTS / "inputs"
 WIDTH, HEIGHT = 640, 360
-
-
-def _atomic_write(path, write):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.tmp.{os.getpid()}")
-    try:  # an interrupt while it is written (a trial's SIGTERM) leaves no partial file
-        with open(tmp, "wb") as f:
-            write(f)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
 
 
 def y4m_video(frames):
@@ -43,7 +30,7 @@ def y4m_video(frames):
             f.write(luma.astype(np.uint8).tobytes())
             f.write(chroma.tobytes())
             f.write((255 - chroma).tobytes())
-    _atomic_write(path, write)
+    write_atomic(path, write)
     return path
 
 
@@ -60,5 +47,5 @@ def ppm_image(side):
     def write(f):
         f.write(f"P6\n{side} {side}\n255\n".encode())
         f.write(img.astype(np.uint8).tobytes())
-    _atomic_write(path, write)
+    write_atomic(path, write)
     return path

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from loads import kinds, proctags
+from airbase import cpus, proctags
+from loads import kinds
 
 STOP_GRACE_S = 3.0
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -195,7 +196,7 @@ class LoadSet:
             def preexec():
                 _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
                 if ld.proc.get("cpus"):
-                    os.sched_setaffinity(0, kinds.cpu_list(ld.proc["cpus"]))
+                    os.sched_setaffinity(0, cpus.cpu_list(ld.proc["cpus"]))
                 if user_preexec:
                     user_preexec()
             with open(ld.dir / "stdout", "wb") as out, open(ld.dir / "stderr", "wb") as err:

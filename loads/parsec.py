@@ -32,7 +32,7 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-from workflows.paths import RESULTS
+from airbase.paths import RESULTS
 
 # PARSEC 3.0's own benchmarks, and SPLASH-2x (suite.name), which parsecmgmt runs the same way.
 PARSEC_BENCHMARKS = ("blackscholes", "bodytrack", "canneal", "dedup", "facesim", "ferret", "fluidanimate",

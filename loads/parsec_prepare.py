@@ -12,9 +12,9 @@ import sys
 import tarfile
 from pathlib import Path
 
+from airbase.paths import RESULTS
 from loads import parsec
 from loads.profiles import ProfileError, list_profiles, load_file, profile_path
-from workflows.paths import RESULTS
 
 LOGS = RESULTS / "logs" / "parsec-prepare"
 _ERROR = re.compile(r"\berror\b|Error:|undefined reference|multiple definition", re.I)

@@ -11,10 +11,10 @@ import re
 from pathlib import Path
 
 import jsonschema
-import yaml
 
+from airbase.paths import PROFILES, SCHEMAS
+from airbase.schema_messages import read_yaml, schema_errors
 from loads import kinds
-from workflows.paths import PROFILES, SCHEMAS
 
 
 class ProfileError(Exception):
@@ -103,43 +103,9 @@ def _validator():
     return jsonschema.Draft202012Validator(_schema)
 
 
-def _where(path):
-    """jsonschema's error path as 'processes[0].ctp_us'."""
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "(top level)"
-
-
-def _message(err):
-    """A schema error in words a profile author understands."""
-    if err.validator == "additionalProperties":
-        extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
-        return f"unknown field{'s' if len(extra) > 1 else ''} {', '.join(extra)}"
-    if err.validator == "required":
-        return err.message.replace("is a required property", "is required")
-    if err.validator == "enum":
-        return f"{err.instance!r} is not one of {', '.join(map(str, err.validator_value))}"
-    if err.validator == "oneOf" and err.schema.get("description", "").startswith("An integer"):
-        return f"{err.instance!r} is not a count: {err.schema['description']}"
-    if err.validator == "not":
-        return "give either duration_s or stop_s, not both"
-    bounds = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}
-    if err.validator in bounds:
-        return f"{err.instance!r} is out of range: it must be {bounds[err.validator]} {err.validator_value}"
-    return err.message
-
-
 def validate(data, source):
     """Every problem in a parsed profile, as 'source: field: problem' lines ([] = valid)."""
-    errors = []
-    for err in sorted(_validator().iter_errors(data), key=lambda e: list(map(str, e.absolute_path))):
-        # An if/then failure is reported by its inner 'required' error; skip the wrapper.
-        if err.validator in ("allOf",) and err.context:
-            for sub in err.context:
-                errors.append(f"{source}: {_where(list(err.absolute_path) + list(sub.absolute_path))}: {_message(sub)}")
-            continue
-        errors.append(f"{source}: {_where(err.absolute_path)}: {_message(err)}")
+    errors = schema_errors(_validator(), data, source)
     if errors or not isinstance(data, dict):
         return errors
     for i, proc in enumerate(data.get("processes", [])):
@@ -183,13 +149,7 @@ def load_file(path):
     path = Path(path)
     if not path.is_file():
         raise ProfileError([f"{path}: no such profile file"])
-    try:
-        with open(path) as f:
-            data = yaml.safe_load(f)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark else "YAML"
-        raise ProfileError([f"{path}: {where}: not valid YAML: {getattr(e, 'problem', e)}"])
+    data = read_yaml(path, lambda msg: ProfileError([msg]))
     if not isinstance(data, dict):
         raise ProfileError([f"{path}: (top level): a profile is a mapping with description and processes"])
     errors = validate(data, str(path))

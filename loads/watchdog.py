@@ -13,7 +13,7 @@ import signal
 import sys
 import time
 
-from loads import proctags
+from airbase import proctags
 
 GIVE_UP_S = 10.0
 

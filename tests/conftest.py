@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from workflows import paths
+from airbase import paths
 
 # Every process this test session starts inherits this tag (set before any test runs), so
 # the leak check finds exactly this session's processes, grandchildren and SLURM jobs
@@ -23,7 +23,7 @@ os.environ[SESSION_TAG] = uuid.uuid4().hex
 
 def _session_processes():
     """PID -> command name of this session's live processes, except pytest itself."""
-    from loads import proctags
+    from airbase import proctags
     found = {}
     for pid in proctags.find(SESSION_TAG, os.environ[SESSION_TAG]):
         if pid == os.getpid():

@@ -27,7 +27,7 @@ def row(**kw):
 FIG08 = [  # mode fm and ladm at remote 0.4 under one load, and their baselines
     row(trial="fm-r0", mode="fm", remote="0.4", profile="cpu-1", slowdown=3.0, pred_eq1=1.5, pred_eq3=2.0),
     row(trial="fm-r1", mode="fm", remote="0.4", profile="cpu-1", slowdown=4.0, pred_eq1=1.5, pred_eq3=2.0),
-    row(trial="ladm-r0", mode="ladm", remote="0.4", profile="cpu-1", slowdown=0.8, pred_eq1=1.5, pred_eq3=2.0),
+    row(trial="ladm-r0", mode="ladm", mode_adaptive=1, remote="0.4", profile="cpu-1", slowdown=0.8, pred_eq1=1.5, pred_eq3=2.0),
     row(trial="base-fm", baseline=1, mode="fm", remote="0.4", profile="none", slowdown=1.0, pred_eq1=1.0),
 ]
 
@@ -99,9 +99,9 @@ def test_caption_beside_the_figure_is_the_reports_caption(tmp_path):
     measured from the experiment's own table) is the one under the figure in the lab's report."""
     import csv
     from analysis import caption, claims
-    from workflows import paths
+    from airbase import paths
     fig08 = [row(trial="fm-r0", mode="fm", remote="0.4", profile="cpu-1", slowdown=3.0, wall_s=6.0, pred_eq1=1.5),
-             row(trial="ladm-r0", mode="ladm", remote="0.4", profile="cpu-1", slowdown=1.2, wall_s=2.0, pred_eq3=1.8),
+             row(trial="ladm-r0", mode="ladm", mode_adaptive=1, remote="0.4", profile="cpu-1", slowdown=1.2, wall_s=2.0, pred_eq3=1.8),
              row(trial="base-fm", baseline=1, mode="fm", remote="0.4", profile="none", wall_s=2.0)]
     table = tmp_path / "fig08-one-load.csv"
     with open(table, "w", newline="") as f:

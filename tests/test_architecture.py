@@ -86,3 +86,48 @@ def test_every_policy_name_is_written_once_in_the_engine():
                 for n in ENGINE_NAMES:
                     counts[n] += text.count(f'"{n}"')
     assert all(c == 1 for c in counts.values()), {n: c for n, c in counts.items() if c != 1}
+
+
+# The Python packages stack in this order; a module may import its own package and the ones
+# below it, never one above (docs/architecture.md, "Layers").
+LAYERS = ["airbase", "loads", "workflows", "analysis"]
+
+
+def _imports(path):
+    import ast
+    tree = ast.parse(read(path))
+    for node in ast.walk(tree):  # function-local imports too: they are imports all the same
+        if isinstance(node, ast.Import):
+            yield from (a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            yield node.module.split(".")[0]
+
+
+def test_no_import_runs_up_the_layers():
+    upward = []
+    for level, package in enumerate(LAYERS):
+        for dirpath, _, names in os.walk(os.path.join(ROOT, package)):
+            for name in names:
+                if not name.endswith(".py"):
+                    continue
+                rel = os.path.relpath(os.path.join(dirpath, name), ROOT)
+                upward += [f"{rel} imports {m}" for m in _imports(rel)
+                           if m in LAYERS and LAYERS.index(m) > level]
+    assert not upward, "imports that run up the layers: " + "; ".join(sorted(upward))
+
+
+def test_the_engine_describes_its_policies_for_the_python_side():
+    """`airpdes --describe` lists every registered policy, with the mode flags the Python
+    side needs instead of lists of names (workflows/engine_policies.py)."""
+    import json
+    d = json.loads(subprocess.run([AIRPDES, "--describe"], capture_output=True, text=True, check=True).stdout)
+    modes = {m["name"]: m for m in d["modes"]}
+    assert {n for n, m in modes.items() if m["adapts_threads"]} == {"adm", "ladm"}
+    assert [n for n, m in modes.items() if m["sequential"]] == ["seq"]
+    for key in ("modes", "syncs", "detectors", "reactivations", "barrier_waits", "models"):
+        assert d[key] and sum(x["default"] for x in d[key]) == 1, key
+        assert all(x["help"] for x in d[key]), key
+    helptext = subprocess.run([AIRPDES, "--help"], capture_output=True, text=True).stdout
+    for key in ("modes", "detectors", "reactivations", "barrier_waits"):
+        for x in d[key]:
+            assert x["name"] in helptext, (key, x["name"])

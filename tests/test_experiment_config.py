@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from workflows import paths
+from airbase import paths
 from workflows.experiments import (ExperimentError, all_trials, at_scale, expand, list_experiments,
                                    load_config, load_experiment)
 

@@ -2,13 +2,12 @@
 and a kind is complete only when the module, the profile schema and docs/profiles.md agree.
 This is the checklist for adding a kind; it fails on the first thing missing."""
 import json
-from pathlib import Path
 
 import pytest
 
+from airbase.paths import ROOT, SCHEMAS
 from loads import kinds
 from loads.profiles import KIND_FIELDS
-from workflows.paths import ROOT, SCHEMAS
 
 SCHEMA = json.loads((SCHEMAS / "profile.schema.json").read_text())
 PROCESS = SCHEMA["$defs"]["process"]

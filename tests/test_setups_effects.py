@@ -7,7 +7,8 @@ import json
 import jsonschema
 import pytest
 
-from trial_helpers import SCHEMA, SHORT_ENGINE, cpu_list, run
+from airbase.cpus import cpu_list
+from trial_helpers import SCHEMA, SHORT_ENGINE, run
 from workflows.setups import open_setup
 
 

@@ -12,12 +12,11 @@ import glob
 import signal
 import tempfile
 import time
-from pathlib import Path
 
 import pytest
 
 from trial_helpers import Runner
-from workflows.paths import RESULTS
+from airbase.paths import RESULTS
 from workflows.setups import open_setup
 
 SLOW_ENGINE = ["--mode", "fm", "--threads", "2", "--lps-per-pe", "500", "--end-time", "10000000"]

@@ -10,7 +10,7 @@ import time
 import jsonschema
 import pytest
 
-from trial_helpers import AIRLAB, SCHEMA, SHORT_ENGINE, Runner, run, wait_until_gone
+from trial_helpers import AIRLAB, SCHEMA, Runner, run, wait_until_gone
 from workflows.setups import open_setup
 
 SLOW_ENGINE = ["--mode", "fm", "--threads", "2", "--lps-per-pe", "500", "--end-time", "10000000"]
@@ -120,7 +120,7 @@ def test_an_interrupt_inside_the_clean_up_still_leaves_nothing(tmp_path, monkeyp
     them. In-process, so the moment is exact rather than lucky."""
     from pathlib import Path
 
-    from loads import proctags
+    from airbase import proctags
     from workflows import trial
     from workflows.setups import cgroups, leftovers
     ok, why = open_setup("quota-half").availability()

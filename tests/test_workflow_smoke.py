@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from loads import proctags
+from airbase import proctags
 from workflows import machine, paths
 from workflows.experiments import all_trials, load_config
 

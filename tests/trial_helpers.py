@@ -11,9 +11,9 @@ import sys
 import uuid
 from pathlib import Path
 
-from loads import proctags
+from airbase import proctags
+from airbase.paths import SCHEMAS
 from workflows.setups import cgroups
-from workflows.paths import SCHEMAS
 
 SHORT_ENGINE = ["--mode", "fm", "--threads", "2", "--lps-per-pe", "300", "--remote", "0.2", "--end-time", "3000"]
 # The `airlab` command of the environment running the tests (as tests/conftest.py's fixture,
@@ -70,11 +70,3 @@ def wait_until_gone(runner, seconds=10.0):
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(0.1)
-
-
-def cpu_list(text):
-    out = set()
-    for part in text.split(","):
-        lo, _, hi = part.partition("-")
-        out.update(range(int(lo), int(hi or lo) + 1))
-    return out

@@ -16,15 +16,15 @@ hit the target. Noise only ever slows a run down, so the fastest of three pilots
 import fcntl
 import hashlib
 import json
-import os
 import resource
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
+from airbase.atomic import write_json
+from airbase.paths import AIRPDES
 from workflows.noise import DEFAULT_THRESHOLD, machine_busy_s
-from workflows.paths import AIRPDES
 
 # Engine options that change how the work is done, not which events are committed. Every
 # other option (present or future) counts as work: a new model parameter recalibrates.
@@ -32,7 +32,7 @@ NOT_WORK = frozenset({
     "mode", "sync", "threads", "batch", "gvt_interval", "detect_interval", "detector", "reactivation",
     "apte_threshold", "pi_threshold_us", "rq_threshold", "n_batch", "pin", "barrier_wait",
     "barrier_spin_us", "optimism_window", "timeline_period_ms", "quiet", "json", "timeline", "check",
-    "end_time",
+    "describe", "end_time",
 })
 PILOT_RUNS = 3           # the fastest counts
 PILOT_TRIES = 8          # runs at most, waiting for undisturbed ones
@@ -149,8 +149,6 @@ def calibrate(engine_opts, target_s, cache_dir, timeout=300):
             rec["cached"] = True
             return rec
         rec = measure(work, target_s, timeout)
-        tmp = path.with_name(f".{path.name}.tmp.{os.getpid()}")
-        tmp.write_text(json.dumps(rec, indent=1))
-        os.replace(tmp, path)
+        write_json(path, rec)
     rec["cached"] = False
     return rec

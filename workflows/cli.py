@@ -15,8 +15,7 @@ SUBCOMMAND_MODULES = [
 ]
 
 
-class UsageError(Exception):
-    """Bad input from the user: reported as one line, exit code 2."""
+from airbase.errors import UsageError  # noqa: F401 (the subcommands raise it)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -5,9 +5,9 @@ import signal
 import subprocess
 import tempfile
 
+from airbase.paths import AIRLOAD, AIRPDES
 from workflows import machine, perf
 from workflows.setups import cgroups
-from workflows.paths import AIRLOAD, AIRPDES
 
 HELP = """\
 Lists, for this machine: cores and topology (hwloc), kernel, the cgroup interface and its

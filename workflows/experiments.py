@@ -19,9 +19,12 @@ import re
 from pathlib import Path
 
 import jsonschema
-import yaml
 
-from workflows.paths import CONFIGS, EXPERIMENTS, SCHEMAS
+from airbase.paths import CONFIGS, EXPERIMENTS, SCHEMAS
+from airbase.schema_messages import read_yaml, schema_errors
+from loads.profiles import ProfileError, derived_name, load_file, profile_path, resolve_count, resolve_profile
+from workflows.calibration import key_of, parse_options, work_of
+from workflows.engine_policies import is_adaptive
 
 TRIAL_VARS = ("profile", "setup", "load_count")  # sweep variables that are not engine options
 COUNT_VAR = "load_count"
@@ -37,41 +40,12 @@ def _validator(name):
         return jsonschema.Draft202012Validator(json.load(f))
 
 
-def _deepest(err):
-    """The innermost error under a oneOf/anyOf: the value that is actually wrong."""
-    best = err
-    for sub in err.context or ():
-        d = _deepest(sub)
-        if len(d.absolute_path) > len(best.absolute_path):
-            best = d
-    return best
-
-
-def _explained(err):
-    """(path, message) of a schema error. For a oneOf/anyOf whose alternatives carry a
-    'description' (e.g. a load count), the innermost wrong value and that description,
-    instead of jsonschema's 'is not valid under any of the given schemas'."""
-    if err.validator in ("oneOf", "anyOf") and err.context:
-        e = _deepest(err)
-        while e is not None:  # the innermost described schema around the wrong value
-            if "description" in e.schema:
-                return e.absolute_path, f"{e.instance!r} is not valid: expected {e.schema['description']}"
-            e = e.parent
-    return err.absolute_path, err.message
-
-
 def _schema_errors(data, schema_name, source):
-    errs = sorted(_validator(schema_name).iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
-    out = []
-    for e in errs:
-        path, msg = _explained(e)
-        out.append(f"{source}: {'.'.join(map(str, path)) or '(top level)'}: {msg}")
-    return out
+    return schema_errors(_validator(schema_name), data, source)
 
 
 def load_config(path=CONFIGS / "config.yaml", overrides=None):
-    with open(path) as f:
-        cfg = yaml.safe_load(f)
+    cfg = read_yaml(path, ExperimentError)
     cfg.update(overrides or {})
     errors = _schema_errors(cfg, "config.schema.json", str(path))
     if errors:
@@ -86,12 +60,7 @@ def list_experiments():
 def load_experiment(name_or_path):
     p = Path(name_or_path)
     path = p if p.suffix == ".yaml" else EXPERIMENTS / f"{name_or_path}.yaml"
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as e:
-        raise ExperimentError(f"{path}: cannot read: {e.strerror}")
-    except yaml.YAMLError as e:
-        raise ExperimentError(f"{path}: not valid YAML: {e}")
+    data = read_yaml(path, ExperimentError)
     if not isinstance(data, dict):
         raise ExperimentError(f"{path}: (top level): an experiment is a mapping")
     errors = _schema_errors(data, "experiment.schema.json", str(path))
@@ -117,7 +86,7 @@ def load_experiment(name_or_path):
     return data
 
 
-def _scale_values(value):
+def scale_values(value):
     """Every value a sweep variable takes at any scale."""
     if isinstance(value, dict):
         return [v for lst in value.values() for v in lst]
@@ -127,7 +96,6 @@ def _scale_values(value):
 def _check_load_count(data, path):
     """sweep.load_count multiplies the one process of each swept profile: each must exist
     and have exactly one process entry (the no-load trial is load_count 0, not none)."""
-    from loads.profiles import ProfileError, load_file, profile_path
     sweep = data["sweep"]
     if "profile" not in sweep:
         return [f"{path}: sweep.{COUNT_VAR}: needs sweep.profile, the one-process profile(s) whose "
@@ -136,7 +104,7 @@ def _check_load_count(data, path):
         return [f"{path}: load_solo: measures named profiles alone and cannot be combined with "
                 f"sweep.{COUNT_VAR}"]
     errors = []
-    for name in dict.fromkeys(_scale_values(sweep["profile"])):
+    for name in dict.fromkeys(scale_values(sweep["profile"])):
         if name == "none":
             errors.append(f"{path}: sweep.profile: 'none' cannot be multiplied; with sweep.{COUNT_VAR} "
                           f"the no-load trial is {COUNT_VAR} 0")
@@ -156,7 +124,6 @@ def load_counts(values, cores):
     """The distinct numbers of loads of a load_count list on a machine with `cores` CPUs, in
     increasing order: 1, 'cores/2', 'cores', 'cores+1', '2*cores' on 2 cores -> [1, 2, 3, 4].
     An expression is never below 1 ('cores/4' on 2 cores is 1); 0 is no load."""
-    from loads.profiles import resolve_count
     out = set()
     for v in values:
         out.add(int(v) if isinstance(v, (int, float)) else resolve_count(v, cores))
@@ -172,7 +139,6 @@ def at_scale(value, scale):
 
 def _engine_value(v, cores):
     if isinstance(v, str) and v.startswith("cores"):
-        from loads.profiles import resolve_count
         return resolve_count(v, cores)
     return v
 
@@ -255,7 +221,6 @@ def profile_label(trial):
     process run 4 times (load_count 4)."""
     if trial.get("load_count") is None:
         return trial["profile"]
-    from loads.profiles import derived_name
     return derived_name(trial["profile"], trial["load_count"])
 
 
@@ -326,13 +291,12 @@ _profiles = {}
 
 def _profile(name, count):
     if (name, count) not in _profiles:
-        from loads.profiles import resolve_profile
         _profiles[(name, count)] = resolve_profile(name, load_count=count)
     return _profiles[(name, count)]
 
 
 def _mode_factor(mode, n, threads=2, cores=2):
-    if mode in ("adm", "ladm"):
+    if is_adaptive(mode):
         yielded = min(max(0.0, threads + n - cores), threads - 1)
         return 1.1 * threads / (threads - yielded) if n else 1.05
     return 1.0 + 1.5 * n
@@ -356,7 +320,6 @@ def estimate_seconds(trial):
 
 
 def estimate_minutes(plan):
-    from workflows.calibration import key_of, parse_options, work_of
     total, pilots = 0.0, set()
     for exp, trials in plan.values():
         total += ANALYSIS_S_PER_EXPERIMENT

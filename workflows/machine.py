@@ -4,8 +4,8 @@ import platform
 import socket
 import subprocess
 
+from airbase.paths import ROOT
 from workflows.setups import cgroups
-from workflows.paths import ROOT
 
 
 def cpu_model():

@@ -15,7 +15,8 @@ import os
 import resource
 import time
 
-from loads import proctags
+from airbase import proctags
+from workflows.setups import leftovers
 
 _TICK = os.sysconf("SC_CLK_TCK")
 DEFAULT_THRESHOLD = 0.05  # share of one core over the run
@@ -41,7 +42,6 @@ class Window:
     """Opened just before the engine starts, closed as soon as it has been waited for."""
 
     def __init__(self, runner_pid=None):
-        from workflows.setups import leftovers
         self.key = leftovers.KEY
         self.runner_pid = str(runner_pid or os.getpid())
         # Processes the runner's setup already started (a private SLURM): their CPU during

@@ -16,7 +16,8 @@ import threading
 import time
 from pathlib import Path
 
-from loads import proctags
+from airbase import proctags
+from airbase.errors import UsageError
 
 # FM beside a hog in another autogroup: the spinning barrier wastes its group's half of the
 # machine (docs/engine-benchmarks.md), so the check uses the sleeping one; it is about
@@ -123,7 +124,6 @@ def _row(i, row):
 
 
 def noise_check_cmd(args):
-    from workflows.cli import UsageError
     if args.rounds < 1 or args.end_time <= 0:
         raise UsageError("--rounds must be >= 1 and --end-time > 0")
     print(f"noise-check: {args.rounds} rounds of (hog, no hog), engine {' '.join(ENGINE)} "

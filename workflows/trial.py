@@ -21,15 +21,16 @@ from pathlib import Path
 
 import jsonschema
 
-from loads import proctags
+from airbase import proctags
+from airbase.atomic import write_json
+from airbase.paths import AIRPDES, SCHEMAS
 from loads.launcher import LoadSet, load_problems
 from loads.profiles import ProfileError, resolve_profile
 from workflows import calibration as calib, machine, noise, perf
-from workflows.paths import AIRPDES, SCHEMAS
 from workflows.setups import SetupError, leftovers, open_setup
 
 SCHEMA_ID = "airlab.trial/1"
-RUNNER_OWNED = ("--json", "--timeline", "--help", "--check")
+RUNNER_OWNED = ("--json", "--timeline", "--help", "--check", "--describe")
 
 
 class TrialError(Exception):
@@ -454,19 +455,9 @@ def validate(record):
 
 
 def _write_atomic(path, data):
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp.{os.getpid()}")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "w") as f:
-            json.dump(data, f, indent=1)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        write_json(path, data, fsync=True)
     except OSError as e:  # checked before the run, but a disk can fill or a folder go
         raise TrialError(f"cannot write {path}: {e.strerror}") from None
-    finally:
-        if tmp.exists():
-            tmp.unlink()
 
 

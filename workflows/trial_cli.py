@@ -2,7 +2,7 @@
 import argparse
 import sys
 
-from workflows.cli import UsageError
+from airbase.errors import UsageError
 
 HELP = """\
 Run one trial: the engine (engine/build/airpdes) with the ENGINE OPTIONS after `--`,
@@ -19,8 +19,8 @@ setups (configs/setups/, `airlab doctor` says which this machine can apply): cfs
 quota-half, weight-4to1, idle, nice, gang. A gang trial starts a private SLURM (munged,
 slurmctld, slurmd) and stops it afterwards; SLURM switches jobs every time slice (5 s at
 least), so give it an engine run of several slices (the runner warns when it was shorter).
-Progress goes to stderr; the engine options --json, --timeline and --check belong to the
-runner and are refused. The record's `noise` object says how much CPU other work on the
+Progress goes to stderr; the engine options --json, --timeline, --check and --describe belong
+to the runner and are refused. The record's `noise` object says how much CPU other work on the
 machine used during the run; above --noise-threshold the trial is `disturbed` and a
 warning line says so (--reruns runs it again).
 

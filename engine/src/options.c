@@ -72,6 +72,7 @@ static const optdef table[] = {
     { "timeline-period-ms", "N", "10", "timeline sampling period in wall-clock milliseconds", K_UINT, O(timeline_period_ms), NULL, 1, 1e7, 0 },
     { "quiet", NULL, NULL, "no summary on stdout, no progress line", K_FLAG, O(quiet), NULL, 0, 0, 0 },
     { "check", NULL, NULL, "validate the options and exit (0 = a run would start)", K_FLAG, O(check), NULL, 0, 0, 0 },
+    { "describe", NULL, NULL, "print the modes, synchronisations, detectors, reactivations, barrier waits and models as JSON and exit", K_FLAG, O(describe), NULL, 0, 0, 0 },
 };
 #define NOPT (sizeof table / sizeof table[0])
 

@@ -41,6 +41,7 @@ typedef struct air_options {
     uint64_t timeline_period_ms;
     int quiet;
     int check;     /* --check: validate only */
+    int describe;  /* --describe: print the registries as JSON */
     /* the selected model and its options' resolved values */
     const air_model *model_def;
     const char *model_values[AIR_MAX_MODEL_OPTIONS];

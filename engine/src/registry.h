@@ -7,6 +7,7 @@
 #define AIR_REGISTRY_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 typedef struct air_named {
     const char *name;
@@ -25,5 +26,10 @@ const air_named *air_registry_find(const air_named *const *list, const char *nam
 const char *air_registry_default(const air_named *const *list);
 /* "a|b|c" (sep "|") or "a | b | c" into buf */
 const char *air_registry_names(const air_named *const *list, const char *sep, char *buf, size_t len);
+
+/* --describe: every policy list and model as JSON ({"modes": [{"name", "help", "default",
+ * "adapts_threads", "sequential"}], "syncs": [...], ...}), so scripts ask the engine instead of
+ * keeping their own lists of names */
+void air_registry_describe(FILE *f);
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "engine_api.h"
 #include "options.h"
+#include "registry.h"
 #include "timeline.h"
 
 typedef struct out_file {
@@ -60,6 +61,10 @@ int main(int argc, char **argv)
     if (rc == 1) return 0;
     if (rc) return 2;
     if (o.check) return 0;
+    if (o.describe) {
+        air_registry_describe(stdout);
+        return fflush(stdout) == 0 ? 0 : 1;
+    }
     air_engine *e = air_engine_create(&o);
     air_timeline tl;
     memset(&tl, 0, sizeof tl);

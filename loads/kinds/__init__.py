@@ -15,6 +15,7 @@ configs/schemas/profile.schema.json and a row in docs/profiles.md: tests/test_lo
 fails until all four agree."""
 import os
 
+from airbase import cpus
 from loads.kinds import command, cpu, onoff, parsec, stress_ng, vips, x264
 
 KINDS = {m.NAME: m for m in (cpu, onoff, stress_ng, x264, vips, parsec, command)}
@@ -33,22 +34,13 @@ def parsec_home(configured=None):
     return parsec.tree.find_home(configured)[0]
 
 
-def cpu_list(text):
-    """The CPUs of a list such as '0-3,6': {0, 1, 2, 3, 6}."""
-    cpus = set()
-    for part in text.split(","):
-        lo, _, hi = part.partition("-")
-        cpus.update(range(int(lo), int(hi or lo) + 1))
-    return cpus
-
-
 def availability(spec):
     """(True, None) when a process of this spec can run here, else (False, reason)."""
     if spec.get("cpus"):
         # Checked here, not when the load starts: binding to a missing CPU fails in the child,
         # where the only message left is "Exception occurred in preexec_fn".
         usable = os.sched_getaffinity(0)
-        missing = sorted(cpu_list(spec["cpus"]) - usable)
+        missing = sorted(cpus.cpu_list(spec["cpus"]) - usable)
         if missing:
             return False, (f"cpus {spec['cpus']!r}: CPU {', '.join(map(str, missing))} is not usable here "
                            f"(usable: {', '.join(map(str, sorted(usable)))})")

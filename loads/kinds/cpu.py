@@ -1,8 +1,8 @@
 """cpu: a tight arithmetic loop per thread (engine/build/airload cpu); work units/s."""
 import os
 
+from airbase.paths import AIRLOAD
 from loads.kinds.common import json_figures
-from workflows.paths import AIRLOAD
 
 NAME = "cpu"
 FIELDS = ()

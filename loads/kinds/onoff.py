@@ -1,8 +1,8 @@
 """onoff: compute ctp_us microseconds, sleep as long, repeat (the paper's CTP load;
 engine/build/airload onoff); work units/s with the measured on/off times."""
+from airbase.paths import AIRLOAD
 from loads.kinds import cpu
 from loads.kinds.common import json_figures
-from workflows.paths import AIRLOAD
 
 NAME = "onoff"
 FIELDS = ("ctp_us",)

@@ -14,11 +14,9 @@ import json
 import os
 from pathlib import Path
 
-import jsonschema
-import yaml
-
+from airbase.paths import SCHEMAS, SETUPS
+from airbase.schema_messages import read_yaml, schema_errors
 from loads.launcher import ProcessHooks
-from workflows.paths import SCHEMAS, SETUPS
 from workflows.setups import cgroups, slurm
 
 KINDS = ("cfs", "idle", "nice", "cpuset", "quota", "weight", "gang")
@@ -37,18 +35,11 @@ def open_setup(name_or_path):
     path = p if (p.suffix in (".yaml", ".yml") or os.sep in str(name_or_path)) else SETUPS / f"{name_or_path}.yaml"
     if not path.is_file():
         raise SetupError(f"{path}: no such setup (setups: {', '.join(list_setups())})")
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as e:  # one line, as loads/profiles.py says it
-        mark = getattr(e, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark else "YAML"
-        raise SetupError(f"{path}: {where}: not valid YAML: {getattr(e, 'problem', None) or e}")
+    data = read_yaml(path, SetupError)
     with open(SCHEMAS / "setup.schema.json") as f:
-        schema = json.load(f)
-    errs = sorted(jsonschema.Draft202012Validator(schema).iter_errors(data), key=lambda e: e.path)
-    if errs:
-        where = ".".join(map(str, errs[0].absolute_path)) or "(top level)"
-        raise SetupError(f"{path}: {where}: {errs[0].message}")
+        errors = schema_errors(json.load(f), data, str(path))
+    if errors:
+        raise SetupError("; ".join(errors))
     return Setup(path.stem, str(path), data)
 
 

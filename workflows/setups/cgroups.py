@@ -234,10 +234,3 @@ def leftover_lab_groups():
     return found
 
 
-def cpu_list(text):
-    """'0-2,5' -> {0, 1, 2, 5}"""
-    out = set()
-    for part in text.split(","):
-        lo, _, hi = part.partition("-")
-        out.update(range(int(lo), int(hi or lo) + 1))
-    return out

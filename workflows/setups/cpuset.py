@@ -1,6 +1,7 @@
 """cpuset: space partitioning; the engine and the loads on disjoint CPU sets (cgroup cpuset)."""
 import os
 
+from airbase import cpus
 from workflows.setups import cgroups
 
 CONTROLLERS = ("cpuset",)  # cpuset alone: a machine without the cpu controller can still run it
@@ -21,10 +22,10 @@ def availability(spec):
         return False, "cpuset needs at least 2 CPUs (engine and loads on disjoint sets)"
     # Checked here, not when the cgroup refuses it, so doctor and the trial's exit 3 say why.
     eng, lds = _sets(spec)
-    if cgroups.cpu_list(eng) & cgroups.cpu_list(lds):
+    if cpus.cpu_list(eng) & cpus.cpu_list(lds):
         return False, f"engine_cpus {eng} and loads_cpus {lds} overlap"
     for key, text in (("engine_cpus", eng), ("loads_cpus", lds)):
-        if not cgroups.cpu_list(text) <= usable:
+        if not cpus.cpu_list(text) <= usable:
             return False, f"{key} {text} is not within this machine's usable CPUs {','.join(map(str, sorted(usable)))}"
     return True, None
 

@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from loads import proctags
+from airbase import proctags
 from workflows.setups import cgroups
 
 KEY = "AIRLAB_RUNNER"

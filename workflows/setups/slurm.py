@@ -30,7 +30,7 @@ import threading
 import time
 from pathlib import Path
 
-from loads import proctags
+from airbase import proctags
 
 DAEMONS = ("munged", "mungekey", "slurmctld", "slurmd", "sbatch", "scontrol", "squeue", "scancel", "sinfo")
 

@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from loads import proctags
+from airbase import proctags
 
 FINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY",
          "BOOT_FAIL", "DEADLINE"}

@@ -1,0 +1,76 @@
+"""Reading a YAML document and saying in one line per problem where it breaks its JSON
+schema ("FILE: where.in.it: what is wrong"), the same way for experiments, profiles, setups,
+claims and the workflow's config."""
+import jsonschema
+import yaml
+
+
+def read_yaml(path, error=ValueError):
+    """The document at path; an unreadable file or bad YAML raises error("PATH: ...")."""
+    try:
+        with open(path) as f:
+            return yaml.safe_load(f)
+    except OSError as e:
+        raise error(f"{path}: cannot read: {e.strerror}") from None
+    except yaml.YAMLError as e:  # one line: where, and what
+        mark = getattr(e, "problem_mark", None)
+        place = f"line {mark.line + 1}" if mark else "YAML"
+        raise error(f"{path}: {place}: not valid YAML: {getattr(e, 'problem', None) or e}") from None
+
+
+def _deepest(err):
+    """The innermost error under a oneOf/anyOf: the value that is actually wrong."""
+    best = err
+    for sub in err.context or ():
+        d = _deepest(sub)
+        if len(d.absolute_path) > len(best.absolute_path):
+            best = d
+    return best
+
+
+def message(err):
+    """A schema error in words a file's author understands."""
+    if err.validator in ("oneOf", "anyOf") and err.context:
+        e = _deepest(err)
+        while e is not None:  # the innermost described schema around the wrong value (a count)
+            if "description" in e.schema:
+                return f"{e.instance!r} is not {e.schema['description']}"
+            e = e.parent
+    if err.validator == "not" and "description" in err.schema:
+        return err.schema["description"]
+    if err.validator == "additionalProperties":
+        extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+        return f"unknown field{'s' if len(extra) > 1 else ''} {', '.join(extra)}"
+    if err.validator == "required":
+        return err.message.replace("is a required property", "is required")
+    if err.validator == "enum":
+        return f"{err.instance!r} is not one of {', '.join(map(str, err.validator_value))}"
+    bounds = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}
+    if err.validator in bounds:
+        return f"{err.instance!r} is out of range: it must be {bounds[err.validator]} {err.validator_value}"
+    return err.message
+
+
+def where(path):
+    """An error's place in the document: 'processes[0].ctp_us', '(top level)'."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def _leaves(err):
+    """An allOf's failure is reported by its inner errors (an if/then by its 'required'),
+    each with its full path; any other error is itself."""
+    if err.validator == "allOf" and err.context:
+        return [(list(err.absolute_path) + list(sub.relative_path), sub)
+                for sub in err.context]
+    return [(list(err.absolute_path), err)]
+
+
+def schema_errors(schema, data, source, place=where):
+    """One 'SOURCE: WHERE: MESSAGE' line per error, in document order ([] = valid). place(path)
+    names the place (a claims file names a claim by its id instead of its index)."""
+    validator = schema if hasattr(schema, "iter_errors") else jsonschema.Draft202012Validator(schema)
+    errs = sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
+    return [f"{source}: {place(path)}: {message(e)}" for err in errs for path, e in _leaves(err)]

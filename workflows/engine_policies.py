@@ -1,0 +1,33 @@
+"""What the engine offers, asked of the engine (`airpdes --describe`), so the Python side keeps
+no lists of mode, detector or model names: a new mode registered in engine/src/registry.c is
+known here without an edit. Trial records say the same per run (`mode_adaptive` in the
+engine's JSON); this is for decisions taken before any trial ran (the time estimate)."""
+import functools
+import json
+import subprocess
+
+from airbase.paths import AIRPDES
+
+
+class EngineDescribeError(Exception):
+    pass
+
+
+@functools.lru_cache(maxsize=1)
+def describe():
+    """The engine's registries: {"modes": [{"name", "help", "default", "adapts_threads", ...}], ...}."""
+    try:
+        r = subprocess.run([str(AIRPDES), "--describe"], capture_output=True, text=True, timeout=30)
+    except OSError as e:
+        raise EngineDescribeError(f"cannot run {AIRPDES} --describe ({e.strerror}); build it: make build") from e
+    if r.returncode != 0:
+        raise EngineDescribeError(f"{AIRPDES} --describe failed: {r.stderr.strip() or r.returncode}")
+    return json.loads(r.stdout)
+
+
+def is_adaptive(mode):
+    """Whether MODE deactivates and reactivates threads (adm, ladm today)."""
+    for m in describe()["modes"]:
+        if m["name"] == mode:
+            return bool(m["adapts_threads"])
+    raise EngineDescribeError(f"the engine has no mode {mode!r}")

@@ -18,6 +18,7 @@ from pathlib import Path
 from airbase.atomic import write_csv
 from analysis import locality
 from analysis.predict import predicted_slowdown
+from loads.kinds import cpu_demand
 from workflows.calibration import work_of
 
 COLUMNS = ["experiment", "figure", "trial", "status", "reason", "rep", "baseline", "profile", "setup",
@@ -30,11 +31,9 @@ COLUMNS = ["experiment", "figure", "trial", "status", "reason", "rep", "baseline
 
 
 def n_loads(profile):
-    """CPUs the profile's loads demand: threads, times the duty cycle of on-off loads."""
-    total = 0.0
-    for p in profile.get("processes", []):
-        total += p.get("threads", 1) * (0.5 if p.get("kind") == "onoff" else 1.0)
-    return total
+    """CPUs the profile's loads demand, as declared (loads.kinds.cpu_demand): the x axis of
+    the figures, the same for every repetition."""
+    return sum(cpu_demand(p, measured=False) for p in profile.get("processes", []))
 
 
 def load_processes(profile):

@@ -14,17 +14,13 @@ import sys
 from airbase.atomic import write_atomic
 from analysis import claims as claims_mod
 from analysis import locality
-from analysis.stats import number as _f, read_rows
-from workflows import machine
+from analysis.recorded_machine import machine_facts
+from analysis.stats import number as _f, read_rows, series_of
 from workflows.experiments import at_scale, load_counts, load_experiment
 
 
 def _values(v):
     return v if isinstance(v, list) else [v]
-
-
-def _series(r, series):
-    return "+".join(str(r.get(part, "")) for part in series.split("+")) if series else ""
 
 
 def measured_here(exp, ok):
@@ -37,7 +33,7 @@ def measured_here(exp, ok):
         if _f(r["slowdown"]) is None or r["profile"] == "none":  # no load: 1 by definition
             continue
         eq3 = kind == "eq3" or (kind == "auto" and str(r.get("mode_adaptive")) == "1")
-        g = groups.setdefault(_series(r, series), ([], [], eq3))
+        g = groups.setdefault(series_of(r, series), ([], [], eq3))
         g[0].append(_f(r["slowdown"]))
         if _f(r["pred_eq3" if eq3 else "pred_eq1"]) is not None:
             g[1].append(_f(r["pred_eq3" if eq3 else "pred_eq1"]))
@@ -59,7 +55,7 @@ def plotted_here(exp, ok, col):
     groups = {}
     for r in ok:
         if _f(r.get(col)) is not None:
-            key = f"{x}={r.get(x, '')}" + (f", {series}={_series(r, series)}" if series else "")
+            key = f"{x}={r.get(x, '')}" + (f", {series}={series_of(r, series)}" if series else "")
             groups.setdefault(key, []).append(_f(r[col]))
     return "; ".join(f"{k} {statistics.mean(v):.3g}" for k, v in sorted(groups.items()))
 
@@ -163,7 +159,8 @@ def main(argv=None):
     ap.add_argument("--out", required=True)
     a = ap.parse_args(argv)
     exp = load_experiment(a.experiment)
-    text = caption(exp, read_rows(a.table), machine.facts(), a.scale, experiment_claims(exp, a.table, a.claims))
+    facts = machine_facts([(a.experiment, None, a.table)])
+    text = caption(exp, read_rows(a.table), facts, a.scale, experiment_claims(exp, a.table, a.claims))
     write_atomic(a.out, f"<p class=caption>{text}</p>\n")
     print(f"caption: {a.out}", file=sys.stderr)
     return 0

@@ -21,7 +21,8 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from airbase.atomic import write_atomic  # noqa: E402
 from analysis import locality  # noqa: E402
-from analysis.stats import mean_ci, number as _num, read_rows  # noqa: E402
+from analysis.stats import mean_ci, number as _num, read_rows, series_of  # noqa: E402
+from analysis.tracking import ideal_threads, loads_running  # noqa: E402
 from workflows.experiments import load_experiment  # noqa: E402
 
 LABELS = {"slowdown": "slowdown (loaded / no-load time)", "wall_s": "run time (s)",
@@ -32,13 +33,6 @@ LABELS = {"slowdown": "slowdown (loaded / no-load time)", "wall_s": "run time (s
 
 PREDICTED = {"eq1": "proportional (Eq. 1/2)", "eq3": "adaptive (Eq. 3)",
              "auto": "predicted (Eq. 1/2; Eq. 3 for ADM/LADM)"}
-
-
-def series_of(r, series):
-    """A row's series value; 'mode+setup' combines sweep variables (e.g. FM+gang vs LADM+cfs)."""
-    if not series:
-        return ""
-    return "+".join(str(r.get(part, "")) for part in series.split("+"))
 
 
 def grouped(rows, x, series, y):
@@ -143,9 +137,7 @@ def timeline_panel(ax, label, d):
                               if t is not None and t < end})  # loads outliving the run: not drawn
     ideal = []
     for t in ts:
-        ne = sum(ld["threads"] for ld in d["loads"] if ld["start_s"] is not None and ld["start_s"] <= t
-                 and (ld["stop_s"] is None or ld["stop_s"] > t))
-        ideal.append(max(1, min(threads, cores - ne)))
+        ideal.append(ideal_threads(threads, cores, loads_running(d["loads"], t)))
     ax.step(ts, ideal, where="post", color="k", ls="--", alpha=0.6, label="ideal: cores - loads")
     ax.set_ylim(0, threads + 0.4)
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # a count of threads

@@ -12,7 +12,8 @@ the engine's start), so intervals are wall-clock intervals of the loaded run. We
 through them consuming the baseline's work: during interval j the run progresses at
 1 / S_j of its no-load speed. The result is the time at which the baseline work (T0) is
 done: Eq. 2 with the T_j found on the way. An on-off load counts as its measured busy
-share of a CPU (a 50% duty cycle is half a load)."""
+share of a CPU (a 50% duty cycle is half a load): loads.kinds.cpu_demand."""
+from loads.kinds import cpu_demand
 
 
 def eq1(n_threads, n_loads, n_cores):
@@ -42,19 +43,11 @@ def load_intervals(loads, end_s=None):
     out = []
     for i, t in enumerate(points):
         nxt = points[i + 1] if i + 1 < len(points) else None
-        ne = sum(_demand(ld) for ld in loads
+        ne = sum(cpu_demand(ld) for ld in loads
                  if ld.get("start_s") is not None and ld["start_s"] <= t
                  and (ld.get("stop_s") is None or ld["stop_s"] > t))
         out.append((t, nxt, ne))
     return out
-
-
-def _demand(ld):
-    """CPUs a load wants: its threads, times its duty cycle for on-off loads."""
-    share = ld.get("busy_share")
-    if share is None:
-        share = (ld.get("figures") or {}).get("busy_share", 1.0) if ld.get("kind") == "onoff" else 1.0
-    return ld.get("threads", 1) * share
 
 
 def predicted_time(t0, loads, n_threads, n_cores, adaptive=False):

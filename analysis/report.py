@@ -11,7 +11,6 @@ trial that failed or could not run here, with its reason.
 import argparse
 import base64
 import html
-import json
 import sys
 from collections import Counter
 from datetime import datetime, timezone
@@ -20,6 +19,7 @@ from pathlib import Path
 from airbase.atomic import write_atomic
 from analysis import claims, locality
 from analysis.caption import caption
+from analysis.recorded_machine import machine_facts, trial_machines
 from analysis.stats import read_rows
 from workflows import machine
 from workflows.experiments import load_experiment
@@ -28,24 +28,6 @@ CSS = """body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222
 table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:4px 6px;vertical-align:top}
 th{background:#f0f0f0}.agrees{color:#176d1f}.differs{color:#a32}.inconclusive{color:#866}.not-measurable-here{color:#666}.fig{margin:2em 0;border-top:1px solid #ddd}
 img{max-width:100%}.caption{font-size:14px;line-height:1.4}.warn{color:#a32}code{font-size:12px}"""
-
-
-def trial_machines(experiments):
-    """The machines the trials ran on, as the trials recorded them (results/<scale>/trials/
-    <experiment>/*.json beside the tables), distinct ones in order; [] when none is found."""
-    seen = []
-    for name, _, table in experiments:
-        folder = Path(table).parent.parent / "trials" / name
-        for p in sorted(folder.glob("*.json")) if folder.is_dir() else []:
-            try:
-                m = json.loads(p.read_text()).get("machine")
-            except (OSError, ValueError):
-                continue
-            if m:
-                if m not in seen:
-                    seen.append(m)
-                break  # one record per experiment: a run's trials share their machine
-    return seen
 
 
 def cache_counters(experiments):
@@ -109,7 +91,7 @@ def _statistic_cell(r):
 
 def build(scale, summary, experiments, out, claims_path=claims.DEFAULT):
     machines = trial_machines(experiments)
-    facts = machines[0] if machines else {**machine.facts(), "recorded": False}
+    facts = machine_facts(experiments)
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     rows = read_rows(summary)
     platforms = claims.load_claims(claims_path)["platforms"]

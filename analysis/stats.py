@@ -35,3 +35,10 @@ def read_rows(path):
     """A table's rows as dicts of strings (results/<scale>/tables/*.csv)."""
     with open(path) as f:
         return list(csv.DictReader(f))
+
+
+def series_of(r, series):
+    """A row's series value; 'mode+setup' combines sweep variables (e.g. FM+gang vs LADM+cfs)."""
+    if not series:
+        return ""
+    return "+".join(str(r.get(part, "")) for part in series.split("+"))

@@ -2,11 +2,13 @@
 threads that fit beside the loads running at that moment, cores - loads (at least 1, at
 most the engine's threads), as the figure draws it; the gap is the mean of |active - ideal|
 over the timeline samples taken while at least one load ran."""
+from loads.kinds import cpu_demand
 
 
 def loads_running(loads, t):
-    """Threads of the loads running at time t (load times are relative to the engine's start)."""
-    return sum(ld.get("threads", 1) for ld in loads
+    """CPUs demanded by the loads running at time t (loads.kinds.cpu_demand; load times are
+    relative to the engine's start)."""
+    return sum(cpu_demand(ld) for ld in loads
                if ld.get("start_s") is not None and ld["start_s"] <= t
                and (ld.get("stop_s") is None or ld["stop_s"] > t))
 

@@ -34,3 +34,19 @@ def test_a_registered_kind_is_complete(name):
 def test_every_kind_specific_schema_field_belongs_to_a_kind():
     """A field in the schema that no kind reads would be accepted and ignored."""
     assert set(PROCESS["properties"]) - COMMON == set(KIND_FIELDS)
+
+
+def test_cpu_demand_is_one_definition_with_each_kinds_duty_cycle():
+    """Tables, predictions, timeline figures and the estimate all count a load's CPUs with
+    loads.kinds.cpu_demand: threads x the measured busy share, else the kind's nominal duty."""
+    from analysis import aggregate, predict, tracking
+    from loads.kinds import cpu_demand
+    assert cpu_demand({"kind": "cpu", "threads": 2}) == 2
+    assert cpu_demand({"kind": "onoff", "threads": 2}) == 1.0  # nominal: half the time busy
+    measured = {"kind": "onoff", "threads": 1, "figures": {"busy_share": 0.4}}
+    assert cpu_demand(measured) == 0.4 and cpu_demand(measured, measured=False) == 0.5
+    assert cpu_demand({"kind": "onoff", "threads": 1, "busy_share": 0.7}) == 0.7
+    assert aggregate.n_loads({"processes": [{"kind": "cpu"}, {"kind": "onoff"}]}) == 1.5
+    whole = [{"kind": "onoff", "threads": 1, "start_s": 0, "stop_s": None, "figures": {"busy_share": 0.4}}]
+    assert tracking.loads_running(whole, 1.0) == 0.4
+    assert predict.load_intervals(whole)[0][2] == 0.4

@@ -22,6 +22,7 @@ import jsonschema
 
 from airbase.paths import CONFIGS, EXPERIMENTS, SCHEMAS
 from airbase.schema_messages import read_yaml, schema_errors
+from loads.kinds import cpu_demand
 from loads.profiles import ProfileError, derived_name, load_file, profile_path, resolve_count, resolve_profile
 from workflows.calibration import key_of, parse_options, work_of
 from workflows.engine_policies import is_adaptive
@@ -276,14 +277,14 @@ SOLO_S = 9.0
 
 
 def _demand(trial, cores=2):
-    """CPUs the trial's loads demand (on-off loads half a CPU each)."""
+    """CPUs the trial's loads demand (loads.kinds.cpu_demand, before any run)."""
     if trial["profile"] == "none":
         return 0.0
     try:
         prof = _profile(trial["profile"], trial.get("load_count"))
     except Exception:  # an estimate: a profile that cannot be read counts as one load
         return 1.0
-    return sum(p.get("threads", 1) * (0.5 if p.get("kind") == "onoff" else 1.0) for p in prof["processes"])
+    return sum(cpu_demand(p, measured=False) for p in prof["processes"])
 
 
 _profiles = {}

@@ -20,6 +20,21 @@ from loads.kinds import command, cpu, onoff, parsec, stress_ng, vips, x264
 
 KINDS = {m.NAME: m for m in (cpu, onoff, stress_ng, x264, vips, parsec, command)}
 
+
+def cpu_demand(proc, measured=True):
+    """CPUs a load process wants: its threads times its duty cycle. The one definition the
+    tables (n_loads), the predictions (Eq. 1-3), the timeline figures and the time estimate
+    use. The duty cycle is the record's measured busy_share, else (measured) the kind's
+    measured_duty(figures), else the kind's NOMINAL_DUTY (1 unless the kind says: an on-off
+    load computes ctp_us and sleeps as long, 0.5)."""
+    mod = KINDS.get(proc.get("kind"))
+    duty = proc.get("busy_share")
+    if duty is None and measured and hasattr(mod, "measured_duty"):
+        duty = mod.measured_duty(proc.get("figures") or {})
+    if duty is None:
+        duty = getattr(mod, "NOMINAL_DUTY", 1.0)
+    return proc.get("threads", 1) * duty
+
 PARSEC_HELP = parsec.tree.HELP
 
 

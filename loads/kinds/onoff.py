@@ -6,6 +6,12 @@ from loads.kinds.common import json_figures
 
 NAME = "onoff"
 FIELDS = ("ctp_us",)
+NOMINAL_DUTY = 0.5  # ctp_us of work, then as long asleep
+
+
+def measured_duty(figures):
+    """The share of the time it computed, as the load measured it (None if not reported)."""
+    return figures.get("busy_share")
 availability = cpu.availability  # the same program
 
 

@@ -17,6 +17,8 @@ Interference profiles are YAML files in configs/profiles/ (guide: docs/profiles.
   airlab profiles                 list every profile and whether it can run on this machine
                                   (for PARSEC profiles: real PARSEC here, or which stand-in)
   airlab profiles check FILE...   validate profile files; prints every problem, exit 2 if any
+  airlab profiles schema          print the profile JSON schema: the common fields
+                                  (configs/schemas/profile.schema.json) and every load kind's
 
 exit status:
   0    every profile listed (or checked) is valid; a valid profile may still be unavailable
@@ -48,7 +50,7 @@ exit status:
 def register(sub):
     p = sub.add_parser("profiles", help="list or check interference profiles",
                        description=PROFILES_HELP, formatter_class=_Raw)
-    p.add_argument("action", nargs="?", choices=["list", "check"], default="list")
+    p.add_argument("action", nargs="?", choices=["list", "check", "schema"], default="list")
     p.add_argument("files", nargs="*", help="profile files (check)")
     p.set_defaults(func=profiles_cmd)
 
@@ -73,6 +75,11 @@ class _Raw(__import__("argparse").RawDescriptionHelpFormatter):
 
 
 def profiles_cmd(args):
+    if args.action == "schema":
+        import json
+        from loads.kinds import profile_schema
+        print(json.dumps(profile_schema(), indent=2))
+        return 0
     if args.action == "check":
         if not args.files:
             raise UsageError("give the profile files to check")

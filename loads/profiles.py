@@ -12,7 +12,7 @@ from pathlib import Path
 
 import jsonschema
 
-from airbase.paths import PROFILES, SCHEMAS
+from airbase.paths import PROFILES
 from airbase.schema_messages import read_yaml, schema_errors
 from loads import kinds
 
@@ -98,8 +98,7 @@ _schema = None
 def _validator():
     global _schema
     if _schema is None:
-        with open(SCHEMAS / "profile.schema.json") as f:
-            _schema = json.load(f)
+        _schema = kinds.profile_schema()
     return jsonschema.Draft202012Validator(_schema)
 
 
@@ -113,7 +112,7 @@ def validate(data, source):
     return errors
 
 
-# Fields that only one kind reads (each kind module's FIELDS). On another kind they would
+# Fields that only one kind reads (each kind module's SCHEMA). On another kind they would
 # be ignored without a word (a `kind: cpu` with `ctp_us: 1000` would run a plain CPU loop),
 # so they are errors.
 KIND_FIELDS = kinds.kind_fields()

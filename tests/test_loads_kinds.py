@@ -1,15 +1,14 @@
 """The load kinds' registry (loads/kinds/): every kind is one module listed once in KINDS,
 and a kind is complete only when the module, the profile schema and docs/profiles.md agree.
 This is the checklist for adding a kind; it fails on the first thing missing."""
-import json
 
 import pytest
 
-from airbase.paths import ROOT, SCHEMAS
+from airbase.paths import ROOT
 from loads import kinds
 from loads.profiles import KIND_FIELDS
 
-SCHEMA = json.loads((SCHEMAS / "profile.schema.json").read_text())
+SCHEMA = kinds.profile_schema()
 PROCESS = SCHEMA["$defs"]["process"]
 COMMON = {"name", "kind", "count", "threads", "start_s", "duration_s", "stop_s", "cpus", "stand_in_for", "fallback"}
 
@@ -24,7 +23,9 @@ def test_a_registered_kind_is_complete(name):
     assert mod.NAME == name and (mod.__doc__ or "").strip(), f"{name}: a module docstring says what it runs"
     for fn in ("availability", "describe", "command", "figures", "doctor_lines"):
         assert callable(getattr(mod, fn, None)), f"{name}: no {fn}()"
-    for field in mod.FIELDS:
+    assert set(mod.REQUIRED) <= set(mod.SCHEMA), f"{name}: requires a field it does not declare"
+    for field in mod.SCHEMA:
+        assert mod.SCHEMA[field].get("description", "").startswith(f"{name}: "), f"{name}: {field} needs a description"
         assert field in PROCESS["properties"], f"{name}: its field {field} is not in the profile schema"
         assert KIND_FIELDS[field] == name, f"{field} is claimed by two kinds"
     guide = (ROOT / "docs" / "profiles.md").read_text()

@@ -1,7 +1,10 @@
 """What each kind of load is: one module per kind in this package, like the setups in
 workflows/setups/, each listed once in KINDS. A kind module holds
 
-    NAME, FIELDS                       its name and the profile fields only it reads
+    NAME                               its name (a profile's `kind`)
+    SCHEMA, REQUIRED                   the profile fields only it reads (JSON schema of each)
+                                       and those a process of this kind must give
+    NOMINAL_DUTY, measured_duty(figs)  optional: its share of a CPU per thread (cpu_demand)
     availability(spec) -> (ok, why)    can a process of this spec run on this machine
     describe(proc) -> str              what it runs, in a few words (`airlab profiles`)
     command(proc, workdir) -> (argv, env)
@@ -10,12 +13,16 @@ workflows/setups/, each listed once in KINDS. A kind module holds
     prepare(proc, workdir), resolved(proc)    optional: inputs made before the clock
                                               starts; fields it adds once resolved
 
-Adding a kind = one module here, one line in KINDS, its fields in
-configs/schemas/profile.schema.json and a row in docs/profiles.md: tests/test_loads_kinds.py
-fails until all four agree."""
+The profile schema is assembled here (profile_schema): configs/schemas/profile.schema.json
+holds the fields every process has; each kind adds its SCHEMA and REQUIRED. Adding a kind =
+one module here, one line in KINDS and a row in docs/profiles.md: tests/test_loads_kinds.py
+fails until they agree."""
+import copy
+import json
 import os
 
 from airbase import cpus
+from airbase.paths import SCHEMAS
 from loads.kinds import command, cpu, onoff, parsec, stress_ng, vips, x264
 
 KINDS = {m.NAME: m for m in (cpu, onoff, stress_ng, x264, vips, parsec, command)}
@@ -40,7 +47,22 @@ PARSEC_HELP = parsec.tree.HELP
 
 def kind_fields():
     """{field: the kind that reads it}: on another kind such a field is an error."""
-    return {field: name for name, mod in KINDS.items() for field in mod.FIELDS}
+    return {field: name for name, mod in KINDS.items() for field in mod.SCHEMA}
+
+
+def profile_schema():
+    """The profile schema: the common file with every kind's fields, the kind names as the
+    enum of `kind`, and each kind's required fields (`airlab profiles schema` prints it)."""
+    schema = json.loads((SCHEMAS / "profile.schema.json").read_text())
+    proc = schema["$defs"]["process"]
+    proc["properties"]["kind"] = {**proc["properties"]["kind"], "enum": list(KINDS)}
+    for name, mod in KINDS.items():
+        proc["properties"].update(copy.deepcopy(mod.SCHEMA))
+        if mod.REQUIRED:
+            proc.setdefault("allOf", []).append(
+                {"if": {"required": ["kind"], "properties": {"kind": {"const": name}}},
+                 "then": {"required": list(mod.REQUIRED)}})
+    return schema
 
 
 def parsec_home(configured=None):

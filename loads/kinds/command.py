@@ -5,7 +5,23 @@ import re
 import shutil
 
 NAME = "command"
-FIELDS = ("argv", "throughput_regex", "throughput_unit")
+# Its fields of a profile's process entry (JSON schema; loads.kinds.profile_schema merges
+# them into configs/schemas/profile.schema.json's common fields) and those it needs.
+SCHEMA = {
+    "argv": {
+        "type": "array",
+        "items": {"type": "string"},
+        "minItems": 1,
+        "description": "command: the program and its arguments (never a shell string).",
+    },
+    "throughput_regex": {
+        "type": "string",
+        "description": ("command: a regular expression whose group 1 (last match in the output) is the "
+                        "throughput."),
+    },
+    "throughput_unit": {"type": "string", "description": "command: the unit of that throughput."},
+}
+REQUIRED = ("argv",)
 
 
 def availability(spec):

@@ -5,7 +5,10 @@ from airbase.paths import AIRLOAD
 from loads.kinds.common import json_figures
 
 NAME = "cpu"
-FIELDS = ()
+# Its fields of a profile's process entry (JSON schema; loads.kinds.profile_schema merges
+# them into configs/schemas/profile.schema.json's common fields) and those it needs.
+SCHEMA = {}
+REQUIRED = ()
 
 
 def availability(spec):

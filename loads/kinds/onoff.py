@@ -5,7 +5,16 @@ from loads.kinds import cpu
 from loads.kinds.common import json_figures
 
 NAME = "onoff"
-FIELDS = ("ctp_us",)
+# Its fields of a profile's process entry (JSON schema; loads.kinds.profile_schema merges
+# them into configs/schemas/profile.schema.json's common fields) and those it needs.
+SCHEMA = {
+    "ctp_us": {
+        "type": "number",
+        "exclusiveMinimum": 0,
+        "description": "onoff: on period = off period, microseconds.",
+    },
+}
+REQUIRED = ("ctp_us",)
 NOMINAL_DUTY = 0.5  # ctp_us of work, then as long asleep
 
 

@@ -8,7 +8,38 @@ from loads import parsec as tree
 from loads.kinds.common import json_figures, repeat
 
 NAME = "parsec"
-FIELDS = ("benchmark", "parsec_home", "input", "build_config")
+# Its fields of a profile's process entry (JSON schema; loads.kinds.profile_schema merges
+# them into configs/schemas/profile.schema.json's common fields) and those it needs.
+SCHEMA = {
+    "benchmark": {
+        "enum": [
+            "blackscholes", "bodytrack", "canneal", "dedup", "facesim", "ferret", "fluidanimate",
+            "freqmine", "raytrace", "streamcluster", "swaptions", "vips", "x264", "splash2x.barnes",
+            "splash2x.cholesky", "splash2x.fft", "splash2x.fmm", "splash2x.lu_cb",
+            "splash2x.lu_ncb", "splash2x.ocean_cp", "splash2x.ocean_ncp", "splash2x.radiosity",
+            "splash2x.radix", "splash2x.raytrace", "splash2x.volrend", "splash2x.water_nsquared",
+            "splash2x.water_spatial",
+        ],
+        "description": "parsec: the PARSEC 3.0 benchmark, e.g. blackscholes (or splash2x.NAME).",
+    },
+    "parsec_home": {
+        "type": "string",
+        "minLength": 1,
+        "description": ("parsec: the PARSEC 3.0 folder (holding bin/parsecmgmt) [$PARSEC_HOME, then "
+                        "PATH]."),
+    },
+    "input": {
+        "enum": ["test", "simdev", "simsmall", "simmedium", "simlarge", "native"],
+        "description": "parsec: input set [the largest the PARSEC tree has].",
+    },
+    "build_config": {
+        "type": "string",
+        "pattern": "^[A-Za-z0-9_.+-]+$",
+        "description": ("parsec: build configuration, as parsecmgmt -c names it (gcc-pthreads, gcc, ...) "
+                        "[the first built of gcc-pthreads, gcc, gcc-openmp, gcc-tbb]."),
+    },
+}
+REQUIRED = ("benchmark",)
 
 
 def availability(spec):

@@ -4,7 +4,21 @@ from pathlib import Path
 from loads.kinds.common import program
 
 NAME = "stress-ng"
-FIELDS = ("stressor", "args")
+# Its fields of a profile's process entry (JSON schema; loads.kinds.profile_schema merges
+# them into configs/schemas/profile.schema.json's common fields) and those it needs.
+SCHEMA = {
+    "stressor": {
+        "type": "string",
+        "pattern": "^[a-z0-9-]+$",
+        "description": "stress-ng: the stressor name, e.g. cpu, cache, vm, matrix.",
+    },
+    "args": {
+        "type": "array",
+        "items": {"type": "string"},
+        'description': "stress-ng: extra options, e.g. ['--vm-bytes', '256M'].",
+    },
+}
+REQUIRED = ("stressor",)
 
 
 def availability(spec):

@@ -5,7 +5,17 @@ from pathlib import Path
 from loads.kinds.common import json_figures, program, repeat
 
 NAME = "vips"
-FIELDS = ("image_px",)
+# Its fields of a profile's process entry (JSON schema; loads.kinds.profile_schema merges
+# them into configs/schemas/profile.schema.json's common fields) and those it needs.
+SCHEMA = {
+    "image_px": {
+        "type": "integer",
+        "minimum": 64,
+        "maximum": 20000,
+        "description": "vips: side of the generated square image in pixels [2600].",
+    },
+}
+REQUIRED = ()
 
 
 def availability(spec):

@@ -5,7 +5,17 @@ from pathlib import Path
 from loads.kinds.common import json_figures, program, repeat
 
 NAME = "x264"
-FIELDS = ("frames",)
+# Its fields of a profile's process entry (JSON schema; loads.kinds.profile_schema merges
+# them into configs/schemas/profile.schema.json's common fields) and those it needs.
+SCHEMA = {
+    "frames": {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 10000,
+        "description": "x264: frames in the generated video [60].",
+    },
+}
+REQUIRED = ()
 
 
 def availability(spec):

@@ -5,7 +5,6 @@ guide: docs/profiles.md). Resolving turns relative thread counts into numbers fo
 machine, expands `count` into separate processes, checks that each process can run here
 (and switches to its `fallback` stand-in when it cannot) and returns plain JSON-able data
 that the launcher runs and the trial records."""
-import json
 import os
 import re
 from pathlib import Path

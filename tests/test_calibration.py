@@ -28,6 +28,17 @@ def test_key_ignores_how_the_work_is_run_and_follows_what_it_is():
     assert key(same[0], 2.5) != key(same[0], 3.0)
 
 
+def test_a_different_engine_binary_is_calibrated_again(tmp_path):
+    from workflows.calibration import engine_id
+    work = work_of(parse_options(["--mode", "fm", *CONFIG]))
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_bytes(b"engine one")
+    b.write_bytes(b"engine two")
+    assert engine_id(a) != engine_id(b) and engine_id(a) == engine_id(a)
+    assert key_of(work, 2.5, engine_id(a)) != key_of(work, 2.5, engine_id(b))
+    assert key_of(work, 2.5) == key_of(work, 2.5, engine_id())  # the built engine by default
+
+
 def test_calibration_is_measured_once_and_cached(tmp_path):
     a = calibrate(["--mode", "ladm", *CONFIG], 0.3, tmp_path)
     assert not a["cached"] and a["end_time"] > 0 and a["pilot"]["mode"] == "fm"

@@ -75,8 +75,27 @@ def work_of(options):
     return dict(sorted(work.items()))
 
 
-def key_of(work, target_s):
-    digest = hashlib.sha1(json.dumps([work, float(target_s)], sort_keys=True).encode()).hexdigest()[:12]
+_engine_ids = {}
+
+
+def engine_id(binary=AIRPDES):
+    """A digest of the engine binary: a rebuilt engine that runs faster or slower is
+    calibrated again (an unchanged rebuild is the same binary and keeps its cache)."""
+    binary = Path(binary)
+    try:
+        st = binary.stat()
+    except OSError:
+        return "unbuilt"
+    stamp = (str(binary), st.st_mtime_ns, st.st_size)
+    if stamp not in _engine_ids:
+        _engine_ids[stamp] = hashlib.sha1(binary.read_bytes()).hexdigest()[:12]
+    return _engine_ids[stamp]
+
+
+def key_of(work, target_s, engine=None):
+    """The cache key of a configuration's calibration: its work, the target and the engine."""
+    ident = engine_id() if engine is None else engine
+    digest = hashlib.sha1(json.dumps([work, float(target_s), ident], sort_keys=True).encode()).hexdigest()[:12]
     return f"{work['model']}-{digest}"
 
 
@@ -125,7 +144,7 @@ def measure(work, target_s, timeout=300):
             clean.append(wall)
     best = min(clean or walls)
     end_time = float(f"{target_s * end / best:.3g}")  # three significant digits: a readable end time
-    return {"key": key_of(work, target_s), "target_s": float(target_s), "work": work,
+    return {"key": key_of(work, target_s), "engine_id": engine_id(), "target_s": float(target_s), "work": work,
             "pilot": {"mode": "fm", "threads": int(work["pes"]), "end_time": end, "walls_s": walls,
                       "best_wall_s": best, "committed_events": events, "undisturbed_runs": len(clean),
                       "disturbed": not clean,

@@ -75,3 +75,15 @@ def test_doctor_reports_a_broken_profile_and_goes_on():
     assert "Traceback" not in r.stderr
     line = next(ln for ln in r.stdout.splitlines() if "zz-doctor-test-broken" in ln)
     assert line.startswith("  no ") and "threads" in line, line
+
+
+def test_machine_facts_say_smt_and_virtualisation():
+    """The report compares this machine with the paper's platforms on SMT and
+    virtualisation; the trials record both (None only when the kernel does not say)."""
+    from workflows import machine
+    f = machine.facts()
+    assert f["smt"] in (True, False, None) and f["virtualised"] in (True, False, None)
+    with open("/proc/cpuinfo") as c:
+        flags = next((ln for ln in c if ln.startswith("flags")), None)
+    if flags is not None:
+        assert f["virtualised"] == ("hypervisor" in flags.split(":", 1)[1].split())

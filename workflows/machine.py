@@ -4,6 +4,7 @@ import platform
 import socket
 import subprocess
 
+from airbase.cpus import cpu_list
 from airbase.paths import ROOT
 from workflows.setups import cgroups
 
@@ -19,6 +20,33 @@ def cpu_model():
     return platform.processor() or "unknown"
 
 
+def smt():
+    """Whether a CPU this process may use shares its core with another hardware thread (the
+    kernel's topology; None when unreadable). A VM sees its vCPUs' topology as the host
+    presents it: two vCPUs on sibling threads of one host core may still say False."""
+    try:
+        for cpu in os.sched_getaffinity(0):
+            with open(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list") as f:
+                if len(cpu_list(f.read().strip())) > 1:
+                    return True
+        return False
+    except (OSError, ValueError):
+        return None
+
+
+def virtualised():
+    """Whether the kernel runs under a hypervisor (the CPU's 'hypervisor' flag; None when
+    /proc/cpuinfo has no flags line, as on some non-x86 machines)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith(("flags", "Features")):
+                    return "hypervisor" in line.split(":", 1)[1].split()
+    except OSError:
+        pass
+    return None
+
+
 def cgroup_fact():
     """'v2', 'v1', or per controller ('cpu v2; cpuset unusable: ...') when they differ: each
     setup needs only its own controller, so a machine without cpuset still runs quota."""
@@ -32,6 +60,7 @@ def cgroup_fact():
 def facts():
     return {"cores": len(os.sched_getaffinity(0)), "online_cpus": os.cpu_count(),
             "kernel": platform.release(), "cpu_model": cpu_model(),
+            "smt": smt(), "virtualised": virtualised(),
             "cgroup": cgroup_fact(), "hostname": socket.gethostname()}
 
 

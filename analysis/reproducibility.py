@@ -1,0 +1,153 @@
+"""Do two reproductions agree, and is each one long and quiet enough to mean something?
+
+    python -m analysis.reproducibility results/quick OTHER/results/quick
+
+Reads each run's tables (results/<scale>/tables/*.csv, summary.csv) and trial records
+(results/<scale>/trials/) and prints, as Markdown for docs/workflow.md:
+
+- the verdict of every claim in both runs, and which changed;
+- per figure (default Fig. 1, 7, 8), the median over its plotted points of the 95% interval's
+  half-width relative to the point (points with n >= 2; the figure's own x, series and y);
+- the shortest engine run of each run, and how many trials ran under --min-engine-s;
+- FM's efficiency without a load (share of no-load FM trials at >= 0.95), and how often an
+  adaptive mode deactivated a thread without a load (any timeline sample below its threads);
+- trials marked disturbed, and re-runs.
+
+Exit 0 when it could read both runs (whatever they say), 2 when a folder is not a run."""
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+from analysis.figures import grouped
+from analysis.stats import read_rows
+from workflows.experiments import ExperimentError, load_experiment
+
+FIGURES = ["fig01-fm-slowdown", "fig07-no-load", "fig08-one-load"]
+
+
+def verdicts(run):
+    return {r["id"]: r for r in read_rows(Path(run) / "tables" / "summary.csv")}
+
+
+def relative_half_widths(run, experiment):
+    """[(series, x, mean, half-width / mean, n)] of the figure's plotted points."""
+    plot = load_experiment(experiment)["plot"]
+    rows = read_rows(Path(run) / "tables" / f"{experiment}.csv")
+    out = []
+    for s, pts in grouped(rows, plot["x"], plot.get("series"), plot["y"]).items():
+        for x, m, h, n in pts:
+            out.append((s, x, m, h / m if m else float("nan"), n))
+    return out
+
+
+def trials(run):
+    for p in sorted((Path(run) / "trials").glob("*/*.json")):
+        try:
+            d = json.loads(p.read_text())
+        except (OSError, ValueError):
+            continue
+        if d.get("status") == "ok":
+            yield p.parent.name, d
+
+
+def deactivated(d):
+    threads = d["engine"]["config"]["threads"]
+    return any(s["active_threads"] < threads for s in d.get("timeline") or [])
+
+
+def trial_facts(run, min_engine_s):
+    walls, short, fm_eff, adaptive_idle, disturbed, reruns, n = [], [], [], [], 0, 0, 0
+    for exp, d in trials(run):
+        n += 1
+        eng = d["engine"]
+        walls.append((eng["wall_s"], exp, d["trial"]["id"]))
+        if eng["wall_s"] < min_engine_s:
+            short.append((exp, d["trial"]["id"], eng["wall_s"]))
+        no_load = not (d.get("profile") or {}).get("processes")
+        if no_load and eng["config"]["mode"] == "fm":
+            fm_eff.append(eng["efficiency"])
+        if no_load and eng.get("mode_adaptive"):
+            adaptive_idle.append((exp, d["trial"]["id"], deactivated(d)))
+        nz = d.get("noise") or {}
+        disturbed += bool(nz.get("disturbed"))
+        reruns += nz.get("reruns") or 0
+    return {"n": n, "shortest": min(walls) if walls else None, "short": short, "fm_eff": fm_eff,
+            "adaptive_idle": adaptive_idle, "disturbed": disturbed, "reruns": reruns}
+
+
+def _pct(k, n):
+    return f"{k}/{n} ({100 * k / n:.0f}%)" if n else "none"
+
+
+def report(a, b, figures, min_engine_s):
+    lines = []
+    va, vb = verdicts(a), verdicts(b)
+    same = [i for i in va if i in vb and va[i]["verdict"] == vb[i]["verdict"]]
+    lines += ["### Verdicts", "", f"Same verdict in both runs: {len(same)} of {len(set(va) | set(vb))} claims.", "",
+              "| claim | run A | run B |", "|---|---|---|"]
+    for i in sorted(set(va) | set(vb)):
+        ra, rb = va.get(i, {}), vb.get(i, {})
+
+        def cell(r):
+            if not r:
+                return "-"
+            ci = f" [{r['ci_low']}, {r['ci_high']}]" if r.get("ci_low") not in ("", None) else ""
+            return f"{r['verdict']}: {r.get('value', '')}{ci} n={r.get('n', '')}"
+        mark = "" if ra.get("verdict") == rb.get("verdict") else " **changed**"
+        lines.append(f"| {i}{mark} | {cell(ra)} | {cell(rb)} |")
+    lines += ["", "### Interval half-width relative to the point (median over the figure's points with n >= 2)", "",
+              "| figure | run A | run B |", "|---|---|---|"]
+    for f in figures:
+        cells = []
+        for run in (a, b):
+            try:
+                pts = [p for p in relative_half_widths(run, f) if p[4] >= 2]
+            except (OSError, ExperimentError, KeyError) as e:
+                cells.append(f"unreadable ({e})")
+                continue
+            rel = [p[3] for p in pts]
+            cells.append(f"{statistics.median(rel):.1%} (max {max(rel):.1%}, {len(rel)} points)" if rel else "no point with n >= 2")
+        lines.append(f"| {f} | {cells[0]} | {cells[1]} |")
+    lines += ["", "### Trials", "", "| | run A | run B |", "|---|---|---|"]
+    fa, fb = trial_facts(a, min_engine_s), trial_facts(b, min_engine_s)
+    rows = [
+        ("trials (ok)", lambda t: str(t["n"])),
+        ("shortest engine run", lambda t: f"{t['shortest'][0]:.2f} s ({t['shortest'][1]}/{t['shortest'][2]})" if t["shortest"] else "-"),
+        (f"engine runs under {min_engine_s:g} s", lambda t: f"{len(t['short'])}" + (
+            f" ({', '.join(sorted({e for e, _, _ in t['short']}))})" if t["short"] else "")),
+        ("no-load FM trials at efficiency >= 0.95", lambda t: _pct(sum(e >= 0.95 for e in t["fm_eff"]), len(t["fm_eff"]))),
+        ("no-load FM efficiency, min-median", lambda t: f"{min(t['fm_eff']):.3f}-{statistics.median(t['fm_eff']):.3f}" if t["fm_eff"] else "-"),
+        ("no-load adaptive trials that deactivated a thread", lambda t: _pct(sum(x[2] for x in t["adaptive_idle"]), len(t["adaptive_idle"]))),
+        ("disturbed trials (kept after re-runs)", lambda t: str(t["disturbed"])),
+        ("re-runs of disturbed trials", lambda t: str(t["reruns"])),
+    ]
+    for name, f in rows:
+        lines.append(f"| {name} | {f(fa)} | {f(fb)} |")
+    idle = [(r, e, t) for r, facts in (("A", fa), ("B", fb)) for e, t, d in facts["adaptive_idle"] if d]
+    if idle:
+        lines += ["", "No-load adaptive trials that deactivated a thread: " + "; ".join(f"{r}: {e}/{t}" for r, e, t in idle) + "."]
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 2)[2],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("run_a", help="a reproduction's results/<scale> folder")
+    ap.add_argument("run_b", help="another one of the same scale")
+    ap.add_argument("--figure", action="append", dest="figures", metavar="EXPERIMENT",
+                    help=f"an experiment whose figure's intervals to report (repeatable) [{', '.join(FIGURES)}]")
+    ap.add_argument("--min-engine-s", type=float, default=2.0, help="the shortest engine run wanted [2]")
+    a = ap.parse_args(argv)
+    for run in (a.run_a, a.run_b):
+        if not (Path(run) / "tables" / "summary.csv").is_file():
+            print(f"reproducibility: {run}: no tables/summary.csv (give a results/<scale> folder of a finished run)",
+                  file=sys.stderr)
+            return 2
+    print(report(a.run_a, a.run_b, a.figures or FIGURES, a.min_engine_s))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -10,8 +10,9 @@ import sys
 
 import pytest
 
+from airbase import paths
 from analysis import aggregate, claims, figures, report
-from workflows import failed_trial, paths
+from workflows import failed_trial
 
 AIRLAB = [sys.executable, "-m", "workflows.cli"]  # the airlab command, in this interpreter
 

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from airbase import proctags
-from workflows import machine, paths
+from airbase import paths
+from workflows import machine
 from workflows.experiments import all_trials, load_config
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]

@@ -28,14 +28,21 @@ def _deepest(err):
     return best
 
 
-def message(err):
-    """A schema error in words a file's author understands."""
+def explained(err):
+    """(path, message) of a schema error, in words a file's author understands. Under a
+    oneOf/anyOf whose alternatives carry a description (a count), the innermost wrong value
+    and that description, not jsonschema's 'is not valid under any of the given schemas'."""
     if err.validator in ("oneOf", "anyOf") and err.context:
         e = _deepest(err)
-        while e is not None:  # the innermost described schema around the wrong value (a count)
+        while e is not None:  # the innermost described schema around the wrong value
             if "description" in e.schema:
-                return f"{e.instance!r} is not {e.schema['description']}"
+                return list(e.absolute_path), f"{e.instance!r} is not {e.schema['description']}"
             e = e.parent
+    return list(err.absolute_path), message(err)
+
+
+def message(err):
+    """One error's message, without looking inside a oneOf/anyOf."""
     if err.validator == "not" and "description" in err.schema:
         return err.schema["description"]
     if err.validator == "additionalProperties":
@@ -63,9 +70,8 @@ def _leaves(err):
     """An allOf's failure is reported by its inner errors (an if/then by its 'required'),
     each with its full path; any other error is itself."""
     if err.validator == "allOf" and err.context:
-        return [(list(err.absolute_path) + list(sub.relative_path), sub)
-                for sub in err.context]
-    return [(list(err.absolute_path), err)]
+        return [explained(sub) for sub in err.context]  # their paths run through the allOf's
+    return [explained(err)]
 
 
 def schema_errors(schema, data, source, place=where):
@@ -73,4 +79,4 @@ def schema_errors(schema, data, source, place=where):
     names the place (a claims file names a claim by its id instead of its index)."""
     validator = schema if hasattr(schema, "iter_errors") else jsonschema.Draft202012Validator(schema)
     errs = sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
-    return [f"{source}: {place(path)}: {message(e)}" for err in errs for path, e in _leaves(err)]
+    return [f"{source}: {place(path)}: {msg}" for err in errs for path, msg in _leaves(err)]

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from airbase.atomic import write_json
 from airbase.paths import AIRPDES
-from workflows.noise import DEFAULT_THRESHOLD, machine_busy_s
+from workflows.noise import DEFAULT_THRESHOLD, machine_busy_s, workflow_cpu_since, workflow_snapshot
 
 # Engine options that change how the work is done, not which events are committed. Every
 # other option (present or future) counts as work: a new model parameter recalibrates.
@@ -106,12 +106,12 @@ def _pilot(work, end_time, timeout):
         argv += [f"--{k.replace('_', '-')}"] + ([] if v == "True" else [v])
     with tempfile.TemporaryDirectory(prefix="airlab-pilot-") as d:
         out = Path(d) / "pilot.json"
-        busy0, kids0, t0 = machine_busy_s(), _children_cpu_s(), time.monotonic()
+        busy0, kids0, flow0, t0 = machine_busy_s(), _children_cpu_s(), workflow_snapshot(), time.monotonic()
         r = subprocess.run([*argv, "--end-time", f"{end_time:g}", "--quiet", "--json", str(out)],
                            capture_output=True, text=True, timeout=timeout)
         # Other work during the pilot: FM slows far beyond its share next to a competitor,
         # so a disturbed pilot would give a much too short end time.
-        foreign = (machine_busy_s() - busy0) - (_children_cpu_s() - kids0)
+        foreign = (machine_busy_s() - busy0) - (_children_cpu_s() - kids0) - workflow_cpu_since(flow0)
         disturbed = foreign > DEFAULT_THRESHOLD * (time.monotonic() - t0) + 0.02
         if r.returncode != 0 or not out.exists():
             raise CalibrationError(f"pilot run failed (exit {r.returncode}): {r.stderr.strip()[-300:]}")

@@ -4,8 +4,8 @@ The machine's busy CPU time over the engine's run (/proc/stat: user, nice, syste
 softirq of all CPUs; steal and idle are no one's work here) minus what the trial itself
 used: the engine (perf's task-clock, else the CPU of the process tree the runner waited
 for), its loads (their processes' CPU from /proc, children included) and the instrument
-(the runner's own threads, perf, the loads' watchdog and any helper the setup started,
-such as a private SLURM). What is left, `foreign_cpu_s`, is other work on the machine
+(the runner's own threads, perf, the loads' watchdog, any helper the setup started, such
+as a private SLURM, and the workflow above the runner: Snakemake, make). What is left, `foreign_cpu_s`, is other work on the machine
 (another user, a build, a kernel thread); more than `threshold` of one core over the run
 marks the trial `disturbed`.
 
@@ -38,6 +38,46 @@ def _cpu_by_pid(pids):
     return {pid: proctags.cpu_seconds([pid]) for pid in pids}
 
 
+def _ancestors(pid):
+    """The processes above pid up to (not including) init: the workflow that started the
+    runner (Snakemake, make, the shells between them)."""
+    out = []
+    while True:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            return out
+        if ppid <= 1:
+            return out
+        out.append(ppid)
+        pid = ppid
+
+
+def _own_cpu_s(pids):
+    """{pid: CPU seconds of the process itself, every thread, without its children}: an
+    ancestor's children are the runner and the trials before it, counted elsewhere."""
+    out = {}
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            out[pid] = (int(fields[11]) + int(fields[12])) / _TICK
+        except (OSError, IndexError, ValueError):
+            pass
+    return out
+
+
+def workflow_snapshot():
+    """CPU seconds so far of the workflow above this process (see _ancestors)."""
+    return _own_cpu_s(_ancestors(os.getpid()))
+
+
+def workflow_cpu_since(snapshot):
+    now = _own_cpu_s(snapshot)
+    return sum(max(0.0, now[p] - snapshot[p]) for p in now)
+
+
 class Window:
     """Opened just before the engine starts, closed as soon as it has been waited for."""
 
@@ -47,6 +87,9 @@ class Window:
         # Processes the runner's setup already started (a private SLURM): their CPU during
         # the run belongs to the instrument. Scanned before the window opens.
         self.helpers0 = _cpu_by_pid(proctags.find(self.key, self.runner_pid))
+        # The workflow above the runner (Snakemake polls its jobs: ~5% of a core) is the
+        # lab's own machinery: the instrument's, not foreign.
+        self.workflow0 = _own_cpu_s(_ancestors(int(self.runner_pid)))
         self.self0 = _self_cpu_s()
         self.busy0 = machine_busy_s()
         self.t0 = time.monotonic()
@@ -56,6 +99,7 @@ class Window:
         self.t1 = time.monotonic()
         self.busy1 = machine_busy_s()
         self.self1 = _self_cpu_s()
+        self.workflow1 = _own_cpu_s(self.workflow0)
 
     def account(self, engine_tree_s, task_clock_s, load_leaders, load_tag, watchdog_pid, engine_tag,
                 threshold=DEFAULT_THRESHOLD, wrapper_s=0.0, stopped_loads_s=0.0):
@@ -77,7 +121,8 @@ class Window:
         else:
             engine_s, perf_s = engine_tree_s, 0.0
         runner_self = self.self1 - self.self0
-        runner_s = runner_self + perf_s + watchdog_s + helpers
+        workflow_s = sum(max(0.0, self.workflow1[p] - self.workflow0[p]) for p in self.workflow1)
+        runner_s = runner_self + perf_s + watchdog_s + helpers + workflow_s
         window = self.t1 - self.t0
         busy = self.busy1 - self.busy0
         foreign = None if engine_s is None else busy - engine_s - loads_s - runner_s
@@ -87,7 +132,8 @@ class Window:
             "engine_cpu_s": None if engine_s is None else round(engine_s, 3),
             "loads_cpu_s": round(loads_s, 3), "runner_cpu_s": round(runner_s, 3),
             "runner_parts_cpu_s": {"runner": round(runner_self, 3), "perf": round(perf_s, 3),
-                                   "watchdog": round(watchdog_s, 3), "setup_helpers": round(helpers, 3)},
+                                   "watchdog": round(watchdog_s, 3), "setup_helpers": round(helpers, 3),
+                                   "workflow": round(workflow_s, 3)},
             "foreign_cpu_s": None if foreign is None else round(foreign, 3),
             "threshold": threshold, "threshold_cpu_s": round(limit, 3),
             "disturbed": None if foreign is None else foreign > limit,

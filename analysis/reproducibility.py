@@ -1,6 +1,7 @@
 """Do two reproductions agree, and is each one long and quiet enough to mean something?
 
     python -m analysis.reproducibility results/quick OTHER/results/quick
+    python -m analysis.reproducibility results/quick        (one run: its own figures)
 
 Reads each run's tables (results/<scale>/tables/*.csv, summary.csv) and trial records
 (results/<scale>/trials/) and prints, as Markdown for docs/workflow.md:
@@ -135,17 +136,17 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 2)[2],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("run_a", help="a reproduction's results/<scale> folder")
-    ap.add_argument("run_b", help="another one of the same scale")
+    ap.add_argument("run_b", nargs="?", help="another one of the same scale [none: report run A alone]")
     ap.add_argument("--figure", action="append", dest="figures", metavar="EXPERIMENT",
                     help=f"an experiment whose figure's intervals to report (repeatable) [{', '.join(FIGURES)}]")
     ap.add_argument("--min-engine-s", type=float, default=2.0, help="the shortest engine run wanted [2]")
     a = ap.parse_args(argv)
-    for run in (a.run_a, a.run_b):
+    for run in filter(None, (a.run_a, a.run_b)):
         if not (Path(run) / "tables" / "summary.csv").is_file():
             print(f"reproducibility: {run}: no tables/summary.csv (give a results/<scale> folder of a finished run)",
                   file=sys.stderr)
             return 2
-    print(report(a.run_a, a.run_b, a.figures or FIGURES, a.min_engine_s))
+    print(report(a.run_a, a.run_b or a.run_a, a.figures or FIGURES, a.min_engine_s))
     return 0
 
 

@@ -1,0 +1,65 @@
+"""analysis.reproducibility on two hand-made runs: a changed verdict is marked, interval
+widths come from the figure's own points, and the trial facts (shortest run, no-load FM
+efficiency, no-load deactivations, disturbed trials) are counted from the records."""
+import csv
+import json
+
+from analysis import reproducibility
+from analysis.aggregate import COLUMNS
+from analysis.claims import FIELDS
+
+
+def _write_csv(path, fields, rows):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: r.get(k, "") for k in fields})
+
+
+def _trial(run, exp, tid, mode, wall, eff, loads=(), active=(2, 2), disturbed=False):
+    d = {"status": "ok", "trial": {"id": tid},
+         "engine": {"config": {"mode": mode, "threads": 2}, "wall_s": wall, "efficiency": eff,
+                    "mode_adaptive": mode in ("adm", "ladm")},
+         "profile": {"processes": list(loads)},
+         "timeline": [{"t_s": i * 0.1, "active_threads": a} for i, a in enumerate(active)],
+         "noise": {"disturbed": disturbed, "reruns": 1 if disturbed else 0}}
+    p = run / "trials" / exp / f"{tid}.json"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(json.dumps(d))
+
+
+def _run(tmp_path, name, verdict, slowdowns):
+    run = tmp_path / name
+    _write_csv(run / "tables" / "summary.csv", FIELDS,
+               [{"id": "fm_one_load", "verdict": verdict, "value": "2.5", "ci_low": "2.1", "ci_high": "2.9", "n": "3"},
+                {"id": "epg", "verdict": "agrees", "value": "1.2", "ci_low": "1.1", "ci_high": "1.3", "n": "3"}])
+    rows = [{"experiment": "fig01-fm-slowdown", "trial": f"t{i}", "status": "ok", "baseline": "0", "rep": str(i),
+             "n_loads": "1", "remote": "0.1", "slowdown": str(s)} for i, s in enumerate(slowdowns)]
+    _write_csv(run / "tables" / "fig01-fm-slowdown.csv", COLUMNS, rows)
+    _trial(run, "fig07-no-load", "fm-0", "fm", 2.5, 0.97)
+    _trial(run, "fig07-no-load", "fm-1", "fm", 2.6, 0.90)
+    _trial(run, "fig07-no-load", "ladm-0", "ladm", 2.7, 1.0, active=(2, 1, 2))
+    _trial(run, "fig01-fm-slowdown", "load", "fm", 1.5, 0.95, loads=[{"kind": "cpu"}], disturbed=True)
+    return run
+
+
+def test_two_runs_compared(tmp_path):
+    a = _run(tmp_path, "a", "agrees", [2.0, 2.2, 2.4])
+    b = _run(tmp_path, "b", "inconclusive", [2.0, 3.0, 4.0])
+    text = reproducibility.report(a, b, ["fig01-fm-slowdown"], 2.0)
+    assert "Same verdict in both runs: 1 of 2 claims." in text
+    assert "| fm_one_load **changed** | agrees: 2.5 [2.1, 2.9] n=3 | inconclusive: 2.5 [2.1, 2.9] n=3 |" in text
+    # t(0.975, 2) = 4.303: half-width 4.303 * 0.2 / sqrt(3) = 0.497 on 2.2; 4.303 * 1 / sqrt(3) on 3.0
+    assert "| fig01-fm-slowdown | 22.6% (max 22.6%, 1 points) | 82.8% (max 82.8%, 1 points) |" in text
+    assert "| shortest engine run | 1.50 s (fig01-fm-slowdown/load) |" in text
+    assert "| engine runs under 2 s | 1 (fig01-fm-slowdown) |" in text
+    assert "| no-load FM trials at efficiency >= 0.95 | 1/2 (50%) |" in text
+    assert "| no-load adaptive trials that deactivated a thread | 1/1 (100%) |" in text
+    assert "| disturbed trials (kept after re-runs) | 1 | 1 |" in text
+
+
+def test_a_folder_that_is_not_a_run_is_refused(tmp_path, capsys):
+    assert reproducibility.main([str(tmp_path), str(tmp_path)]) == 2
+    assert "no tables/summary.csv" in capsys.readouterr().err

@@ -69,6 +69,15 @@ void air_adapt_wake_all(air_engine *e)
  * 100/100 trials without one. */
 #define PROBE_YIELDS 4
 
+void air_detect_confirm(air_thread *t, int positive, uint32_t needed)
+{
+    if (!positive) {
+        t->suspect_checks = 0;
+        return;
+    }
+    if (++t->suspect_checks >= needed) atomic_store(&t->want_deactivate, 1);
+}
+
 double air_probe_yield_us(void)
 {
     double worst = 0;
@@ -108,6 +117,6 @@ void air_adapt_inactive_wait(air_engine *e, air_thread *t)
     t->period_events = 0;
     t->help_left = 0;
     t->ran_primary = 0;
-    t->pi_slow = 0;
+    t->suspect_checks = 0;
     atomic_store(&t->apte_bits, 0);
 }

@@ -5,27 +5,21 @@
  * scheduling slice). Above --pi-threshold-us the thread asks to be deactivated. */
 #include "engine.h"
 
-#define PI_CONFIRM 3
-
 static void pi_check(air_engine *e, air_thread *t)
 {
     /* The last active thread cannot be deactivated, and under competitors every probe
      * hands its CPU to them for a slice or more: probing then only slows the run (with two
      * CPU-bound competitors on 2 cores it made a 1 s run take 15-35 s). */
     if (atomic_load_explicit(&e->n_active, memory_order_relaxed) <= 1) {
-        t->pi_slow = 0;
+        t->suspect_checks = 0;
         return;
     }
     /* A CPU-bound competitor makes every probe slow; a brief wake-up of some other task
      * (a kernel worker, the engine's own timeline sampler) makes one slow. Probes run
      * every few hundred microseconds, so acting on a single slow one deactivated threads
-     * on an idle machine (all threads active only 57-84% of a run); PI_CONFIRM slow
-     * probes in a row did not. */
-    if (air_probe_yield_us() > e->opt->pi_threshold_us) {
-        if (++t->pi_slow >= PI_CONFIRM) atomic_store(&t->want_deactivate, 1);
-    } else {
-        t->pi_slow = 0;
-    }
+     * on an idle machine (all threads active only 57-84% of a run); 3 slow probes in a
+     * row did not. */
+    air_detect_confirm(t, air_probe_yield_us() > e->opt->pi_threshold_us, 3);
 }
 
 const air_detector air_detector_pi = {

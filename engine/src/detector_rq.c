@@ -44,7 +44,8 @@ static void rq_check(air_engine *e, air_thread *t)
     double share = (double)(w - t->rq_wait0) * 1e-9 / dt;
     t->rq_wait0 = w;
     t->rq_t0 = now;
-    if (share > e->opt->rq_threshold) atomic_store(&t->want_deactivate, 1);
+    /* a window of a few ms can catch one wake-up of another task: 2 in a row */
+    air_detect_confirm(t, share > e->opt->rq_threshold, 2);
 }
 
 static int rq_usable(char *err, size_t errlen)

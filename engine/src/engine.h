@@ -67,7 +67,7 @@ struct air_thread {
     /* detector state */
     double period_busy;
     uint64_t period_events;
-    uint32_t pi_slow;             /* PI: consecutive slow probes (thread-local) */
+    uint32_t suspect_checks;      /* the detector's consecutive positive checks (thread-local) */
     _Atomic uint64_t apte_bits;   /* last period's time per event (double bits), 0: none */
     int rq_fd;
     _Atomic int cpu;              /* CPU it last ran on (set every iteration when the barrier wait reads it) */
@@ -202,6 +202,9 @@ void air_adapt_activate(air_engine *e, air_thread *t);
 void air_adapt_inactive_wait(air_engine *e, air_thread *t);
 void air_adapt_wake_all(air_engine *e);
 double air_probe_yield_us(void);
+/* A detector's verdict on one check, confirmed: the thread asks to be deactivated only
+ * after `needed` positive checks in a row (one noisy check is not a competitor). */
+void air_detect_confirm(air_thread *t, int positive, uint32_t needed);
 
 /* seq_run.c */
 void air_seq_run(air_engine *e);

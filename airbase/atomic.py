@@ -34,13 +34,6 @@ def write_json(path, data, fsync=False):
     write_atomic(path, json.dumps(data, indent=1), fsync=fsync)
 
 
-def temporary_name(path):
-    """The temporary write_atomic uses, for writers that need a file name (matplotlib's
-    savefig picks the format from the suffix, so the suffix is kept)."""
-    path = Path(path)
-    return path.with_name(f".{path.stem}.tmp.{os.getpid()}{path.suffix}")
-
-
 def write_csv(path, fieldnames, rows):
     """A table with a header row; columns beyond fieldnames in a row are an error."""
     buf = io.StringIO(newline="")

@@ -27,9 +27,10 @@ def find(key, value=None):
     return found
 
 
-def cpu_seconds(pids):
+def cpu_seconds(pids, children=True):
     """CPU time (user + system) of pids, each with all its threads and the children it has
-    waited for (a stress-ng worker, a finished x264 run): utime + stime + cutime + cstime.
+    waited for (a stress-ng worker, a finished x264 run): utime + stime + cutime + cstime;
+    children=False: the processes themselves only (utime + stime).
     Gone processes count 0. A live process's children that still run are not included:
     give their PIDs too (find() by tag does). Zombies still answer, so a process that ended
     can be read until it is reaped."""
@@ -39,7 +40,7 @@ def cpu_seconds(pids):
         try:
             with open(f"/proc/{pid}/stat") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
-            total += sum(int(v) for v in fields[11:15]) / tick
+            total += sum(int(v) for v in fields[11:15 if children else 13]) / tick
         except (OSError, IndexError, ValueError):
             pass
     return total

@@ -66,17 +66,9 @@ def where(path):
     return out or "(top level)"
 
 
-def _leaves(err):
-    """An allOf's failure is reported by its inner errors (an if/then by its 'required'),
-    each with its full path; any other error is itself."""
-    if err.validator == "allOf" and err.context:
-        return [explained(sub) for sub in err.context]  # their paths run through the allOf's
-    return [explained(err)]
-
-
 def schema_errors(schema, data, source, place=where):
     """One 'SOURCE: WHERE: MESSAGE' line per error, in document order ([] = valid). place(path)
     names the place (a claims file names a claim by its id instead of its index)."""
     validator = schema if hasattr(schema, "iter_errors") else jsonschema.Draft202012Validator(schema)
     errs = sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
-    return [f"{source}: {place(path)}: {msg}" for err in errs for path, msg in _leaves(err)]
+    return [f"{source}: {place(path)}: {msg}" for path, msg in map(explained, errs)]

@@ -55,17 +55,9 @@ def _ancestors(pid):
 
 
 def _own_cpu_s(pids):
-    """{pid: CPU seconds of the process itself, every thread, without its children}: an
-    ancestor's children are the runner and the trials before it, counted elsewhere."""
-    out = {}
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            out[pid] = (int(fields[11]) + int(fields[12])) / _TICK
-        except (OSError, IndexError, ValueError):
-            pass
-    return out
+    """{pid: CPU seconds of the process itself, without its children}: an ancestor's
+    children are the runner and the trials before it, counted elsewhere."""
+    return {pid: proctags.cpu_seconds([pid], children=False) for pid in pids}
 
 
 def workflow_snapshot():

@@ -5,8 +5,6 @@ import re
 import shutil
 
 NAME = "command"
-# Its fields of a profile's process entry (JSON schema; loads.kinds.profile_schema merges
-# them into configs/schemas/profile.schema.json's common fields) and those it needs.
 SCHEMA = {
     "argv": {
         "type": "array",

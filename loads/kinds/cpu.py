@@ -5,8 +5,6 @@ from airbase.paths import AIRLOAD
 from loads.kinds.common import json_figures
 
 NAME = "cpu"
-# Its fields of a profile's process entry (JSON schema; loads.kinds.profile_schema merges
-# them into configs/schemas/profile.schema.json's common fields) and those it needs.
 SCHEMA = {}
 REQUIRED = ()
 

@@ -8,8 +8,6 @@ from loads import parsec as tree
 from loads.kinds.common import json_figures, repeat
 
 NAME = "parsec"
-# Its fields of a profile's process entry (JSON schema; loads.kinds.profile_schema merges
-# them into configs/schemas/profile.schema.json's common fields) and those it needs.
 SCHEMA = {
     "benchmark": {
         "enum": [

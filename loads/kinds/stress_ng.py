@@ -4,8 +4,6 @@ from pathlib import Path
 from loads.kinds.common import program
 
 NAME = "stress-ng"
-# Its fields of a profile's process entry (JSON schema; loads.kinds.profile_schema merges
-# them into configs/schemas/profile.schema.json's common fields) and those it needs.
 SCHEMA = {
     "stressor": {
         "type": "string",

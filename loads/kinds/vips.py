@@ -5,8 +5,6 @@ from pathlib import Path
 from loads.kinds.common import json_figures, program, repeat
 
 NAME = "vips"
-# Its fields of a profile's process entry (JSON schema; loads.kinds.profile_schema merges
-# them into configs/schemas/profile.schema.json's common fields) and those it needs.
 SCHEMA = {
     "image_px": {
         "type": "integer",

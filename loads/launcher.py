@@ -111,7 +111,12 @@ class LoadSet:
             self._stop_requested = True
             self._cv.notify_all()
         if self._thread:
-            self._thread.join()
+            try:
+                self._thread.join()
+            except RuntimeError:
+                # An interrupt landed inside start(), before the thread had started: it
+                # may still start, but then finds the stop request and starts nothing.
+                pass
         else:
             self.t0 = time.monotonic()
         self._end_watchdog()
@@ -144,6 +149,9 @@ class LoadSet:
     # The scheduler thread: every fork and every kill happens here.
     def _schedule(self, ready):
         try:
+            with self._cv:
+                if self._stop_requested:  # stopped while start() was still starting us
+                    return
             self._start_due()
             ready.set()
             with self._cv:

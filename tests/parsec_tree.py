@@ -46,11 +46,15 @@ int main(int argc, char **argv) {
     pthread_t t[64];
     for (int i = 0; i < n && i < 64; i++) pthread_create(&t[i], NULL, work, NULL);
     for (int i = 0; i < n && i < 64; i++) pthread_join(t[i], NULL);
-    FILE *out = fopen(argv[3], "w");
+    /* Written whole and renamed: a run stopped by the load's end leaves the previous
+       output, never an empty file the tests would misread. */
+    char part[4096];
+    snprintf(part, sizeof part, "%s.part", argv[3]);
+    FILE *out = fopen(part, "w");
     if (!out) { fprintf(stderr, "ERROR: Unable to write %s.\n", argv[3]); return 1; }
     fprintf(out, "threads %d units %ld\n", n, units);
     fclose(out);
-    return 0;
+    return rename(part, argv[3]) == 0 ? 0 : 1;
 }
 """
 

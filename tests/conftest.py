@@ -5,6 +5,7 @@ must stop: at the end of the session any process started by this session that is
 alive fails the run, so a leak cannot hide behind a green suite.
 """
 import os
+import signal
 import sys
 import time
 import uuid
@@ -19,6 +20,13 @@ from airbase import paths
 # included, and never touches anyone else's runs on a shared machine.
 SESSION_TAG = "AIRLAB_TEST_SESSION"
 os.environ[SESSION_TAG] = uuid.uuid4().hex
+
+# A suite started in the background by a non-interactive shell (`nohup make test &`, some
+# CI runners) inherits SIGINT ignored, and so would every runner, load and Snakemake it
+# starts: the interrupt tests would then wait for a Ctrl-C that can never arrive. Handled
+# here, SIGINT is back to its default in every program the tests start.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _session_processes():

@@ -107,7 +107,7 @@ def test_noise_check_refuses_bad_input_with_one_line():
 
 
 def test_the_workflow_above_the_runner_is_the_instrument_not_noise(tmp_path):
-    """Snakemake polls while a trial runs (~5% of a core). A parent of the runner that
+    """Snakemake can work while a trial runs. A parent of the runner that
     keeps a thread busy the whole run is counted in runner_parts_cpu_s.workflow, not as
     foreign CPU, so the trial is not disturbed by the lab's own machinery."""
     import subprocess
@@ -128,6 +128,29 @@ def test_the_workflow_above_the_runner_is_the_instrument_not_noise(tmp_path):
         assert r.returncode == 0, r.stderr
         nz = json.loads(out.read_text())["noise"]
         assert nz["runner_parts_cpu_s"]["workflow"] > 0.5 * nz["window_s"], nz
+        assert 4.9 <= nz["workflow_settle_s"] < 6, nz  # waited for it to go quiet, then gave up
         if not nz["disturbed"]:
             return
     pytest.fail(f"the busy parent was counted as foreign: {nz}")
+
+
+def test_the_trial_waits_for_the_workflow_to_finish_the_previous_job(tmp_path):
+    """Snakemake finishes a job (records, the next selection) while the next one starts:
+    a parent busy for the runner's first second delays the engine until it is quiet, so
+    the engine's run does not share the CPUs with it."""
+    import subprocess
+    import sys
+    from trial_helpers import AIRLAB
+    out = tmp_path / "t.json"
+    parent = ("import subprocess, sys, threading, time\n"
+              "def spin():\n"
+              "    end = time.monotonic() + 1.0\n"
+              "    while time.monotonic() < end: pass\n"
+              "threading.Thread(target=spin).start()\n"
+              "sys.exit(subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL).returncode)\n")
+    r = subprocess.run([sys.executable, "-c", parent, AIRLAB, "trial", "--profile", "none", "--out", str(out),
+                        "--", *BESIDE_HOG, "--end-time", "3000"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    nz = json.loads(out.read_text())["noise"]
+    assert 0.2 <= nz["workflow_settle_s"] < 4.9, nz  # waited, and not for the limit
+    assert nz["runner_parts_cpu_s"]["workflow"] < 0.1, nz  # quiet during the run

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from airbase.atomic import write_json
 from airbase.paths import AIRPDES
-from workflows.noise import DEFAULT_THRESHOLD, machine_busy_s, workflow_cpu_since, workflow_snapshot
+from workflows.noise import DEFAULT_THRESHOLD, machine_busy_s, settle_workflow, workflow_cpu_since, workflow_snapshot
 
 # Engine options that change how the work is done, not which events are committed. Every
 # other option (present or future) counts as work: a new model parameter recalibrates.
@@ -106,6 +106,7 @@ def _pilot(work, end_time, timeout):
         argv += [f"--{k.replace('_', '-')}"] + ([] if v == "True" else [v])
     with tempfile.TemporaryDirectory(prefix="airlab-pilot-") as d:
         out = Path(d) / "pilot.json"
+        settle_workflow()
         busy0, kids0, flow0, t0 = machine_busy_s(), _children_cpu_s(), workflow_snapshot(), time.monotonic()
         r = subprocess.run([*argv, "--end-time", f"{end_time:g}", "--quiet", "--json", str(out)],
                            capture_output=True, text=True, timeout=timeout)

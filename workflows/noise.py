@@ -70,6 +70,26 @@ def workflow_cpu_since(snapshot):
     return sum(max(0.0, now[p] - snapshot[p]) for p in now)
 
 
+def settle_workflow(max_wait_s=5.0, quiet_s=0.2, poll_s=0.05):
+    """Wait (at most max_wait_s) until the workflow above this process has used no CPU for
+    quiet_s, and return the seconds waited. Snakemake finishes the previous job (its
+    records, the next job's selection) while it starts the next one: a trial started at
+    once shares its first tenths of a second with that work, on a machine with as many
+    cores as engine threads."""
+    t0 = time.monotonic()
+    pids = _ancestors(os.getpid())
+    last, quiet_since = _own_cpu_s(pids), t0
+    while True:
+        now = time.monotonic()
+        if now - quiet_since >= quiet_s or now - t0 >= max_wait_s:
+            return round(now - t0, 3)
+        time.sleep(poll_s)
+        cpu = _own_cpu_s(pids)
+        if any(cpu[p] > last[p] for p in cpu):
+            quiet_since = time.monotonic()
+        last = cpu
+
+
 class Window:
     """Opened just before the engine starts, closed as soon as it has been waited for."""
 

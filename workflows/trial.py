@@ -346,6 +346,7 @@ def _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold):
                          f"running {' '.join(engine_opts)}")
                     tag = f"{trial_id}.{os.getpid()}.{time.monotonic_ns()}"
                     with open(wd / "engine.stderr", "wb") as err:
+                        settle_s = noise.settle_workflow()  # Snakemake done with the job before
                         window = noise.Window()
                         t0 = time.monotonic()
                         # Loads first: a whole-run load is then running when the engine's
@@ -392,6 +393,7 @@ def _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold):
                                         loads.tag, loads._watchdog.pid if loads._watchdog else None, tag,
                                         threshold=noise_threshold, wrapper_s=tree_s if gang else 0.0,
                                         stopped_loads_s=sum(ld.cpu_s or 0.0 for ld in stopped))
+                    nz["workflow_settle_s"] = settle_s
                     records = loads.stop()
                 applied.applied["observed"] = observed
             setup_record = applied.record()  # after the setup is undone: includes what it saw

@@ -27,6 +27,32 @@ def find(key, value=None):
     return found
 
 
+def with_groups(pids):
+    """pids and every live process in a process group of one of them (not this process's
+    own group). A tag can be lost: stress-ng names its workers by writing over its argv,
+    and the environment that follows it, so only their process group says whose they are."""
+    pids = set(pids)
+    groups = set()
+    for pid in pids:
+        try:
+            groups.add(os.getpgid(pid))
+        except (ProcessLookupError, PermissionError):
+            pass
+    groups.discard(os.getpgrp())
+    if not groups:
+        return pids
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if int(f.read().rsplit(")", 1)[1].split()[2]) in groups:
+                    pids.add(int(pid))
+        except (OSError, IndexError, ValueError):
+            pass
+    return pids
+
+
 def cpu_seconds(pids, children=True):
     """CPU time (user + system) of pids, each with all its threads and the children it has
     waited for (a stress-ng worker, a finished x264 run): utime + stime + cutime + cstime;

@@ -229,7 +229,7 @@ class LoadSet:
         # jobs), with the children each has waited for. find() skips zombies, so the leader
         # is read by its PID: if it ended on its own it is a zombie that only the poll()
         # below reaps, and its /proc entry still holds its CPU time.
-        ld.cpu_s = proctags.cpu_seconds({*proctags.find("AIRLAB_LOAD_ID", ld.id), p.pid})
+        ld.cpu_s = proctags.cpu_seconds(proctags.with_groups({*proctags.find("AIRLAB_LOAD_ID", ld.id), p.pid}))
         ld.ended_early = p.poll() is not None
         if not ld.ended_early:
             _signal_group(p.pid, signal.SIGTERM)

@@ -154,3 +154,28 @@ def test_the_trial_waits_for_the_workflow_to_finish_the_previous_job(tmp_path):
     nz = json.loads(out.read_text())["noise"]
     assert 0.2 <= nz["workflow_settle_s"] < 4.9, nz  # waited, and not for the limit
     assert nz["runner_parts_cpu_s"]["workflow"] < 0.1, nz  # quiet during the run
+
+
+def test_a_stress_ng_load_is_the_trials_not_foreign(tmp_path):
+    """stress-ng writes its workers' names over its argv and the environment after it, so
+    the workers lose the load's tag; their process group still says whose they are. Their
+    CPU is the load's (loads_cpu_s), not other work on the machine: before, every PARSEC
+    stand-in trial was 'disturbed' by its own load and run three times."""
+    import subprocess
+    import sys
+    from trial_helpers import AIRLAB
+    prof = tmp_path / "stress.yaml"
+    prof.write_text("description: one stress-ng cpu worker\nprocesses:\n"
+                    "  - kind: stress-ng\n    stressor: cpu\n    threads: 1\n")
+    out = tmp_path / "t.json"
+    for attempt in range(3):  # other people's work on the machine still counts as foreign
+        r = subprocess.run([AIRLAB, "trial", "--profile", str(prof), "--out", str(out),
+                            "--", *BESIDE_HOG, "--end-time", "3000"], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        d = json.loads(out.read_text())
+        nz = d["noise"]
+        assert nz["loads_cpu_s"] > 0.4 * nz["window_s"], nz  # the worker, about a core's share
+        assert d["loads"][0]["cpu_s"] > 0.4 * nz["window_s"], d["loads"][0]
+        if not nz["disturbed"]:
+            return
+    pytest.fail(f"the load's own workers were counted as foreign: {nz}")

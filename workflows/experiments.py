@@ -261,16 +261,16 @@ def all_trials(cfg, scale, only=None, cores=None):
 
 # Seconds per trial on a 2-core machine. A calibrated trial's no-load FM run lasts its
 # target_s (workflows/calibration.py), so its time is target_s times how much slower its
-# mode and loads make it: FM slows beyond proportional slowdown (about 1 + 1.5 x the CPUs
-# the loads demand: 2-2.5x with one load on 2 threads), DM likewise, the adaptive modes
-# about as Eq. 3 says, plus 10%. Gang shares time slices with its loads and starts a
-# private SLURM. Each trial adds the runner's start-up, checks, loads, perf and Snakemake's
-# own job (TRIAL_OVERHEAD_S); each configuration its pilot runs; each experiment its table,
-# figure and caption. Trials with a fixed end time use the engine's event rates (PHOLD with
-# 1000 LPs per PE ~0.16 s per 1000 time units, EPG ~0.0015 s more per unit, PCS with 2048
-# cells per PE ~0.35 s per 1000). Used to print an estimate and to keep the quick scale
-# within its budget (tests/test_experiment_config.py); a busy machine takes longer.
-TRIAL_OVERHEAD_S = 1.2
+# engine policies and loads make it (_slowdown_factor, fitted on the quick runs of cd81203
+# and 07a2ac1: wall_s / target_s per kind of trial). Gang shares time slices with its loads
+# and starts a private SLURM. Each trial adds the runner's start-up, checks, loads, perf
+# and Snakemake's own job (TRIAL_OVERHEAD_S); each configuration its pilot runs; each
+# experiment its table, figure and caption. Trials with a fixed end time use the engine's
+# event rates (PHOLD with 1000 LPs per PE ~0.16 s per 1000 time units, EPG ~0.0015 s more
+# per unit, PCS with 2048 cells per PE ~0.35 s per 1000). Used to print an estimate and to
+# keep the quick scale within its budget (tests/test_experiment_config.py); a busy machine
+# takes longer.
+TRIAL_OVERHEAD_S = 0.8  # cd81203: runner start to engine start 0.28 s + Snakemake's gap 0.21 s (medians), more at p90
 PILOT_S = 2.5
 ANALYSIS_S_PER_EXPERIMENT = 5.0
 SOLO_S = 9.0
@@ -296,11 +296,28 @@ def _profile(name, count):
     return _profiles[(name, count)]
 
 
-def _mode_factor(mode, n, threads=2, cores=2):
-    if is_adaptive(mode):
-        yielded = min(max(0.0, threads + n - cores), threads - 1)
-        return 1.1 * threads / (threads - yielded) if n else 1.05
-    return 1.0 + 1.5 * n
+# How much each CPU the loads demand adds to a 2-thread run on 2 cores, by the engine's
+# policies (medians of wall_s / target_s; the spread is wide: FM with a spinning barrier and
+# two loads took 4x-16x its target).
+_PER_LOAD_CPU = {
+    "fixed": 2.2,              # FM, DM: a descheduled thread stalls its partner (1 load ~3x)
+    "fixed-yield": 10.0,       # ... with a yielding GVT barrier: 8-11x with one load (EEVDF)
+    "fixed-conservative": 4.0, # conservative: every null-message round waits for the slice
+    "adaptive": 0.7,           # ADM/LADM with RAP: 1.7x with one load, 2.3-2.7x with two
+    "adaptive-pr": 2.0,        # ... with PR: periodic reactivations, 2.9x with one load
+    "adaptive-pi-pr": 10.0,    # PI and PR: every reactivation is detected again (11-13x)
+}
+
+
+def _slowdown_factor(engine, demand):
+    if is_adaptive(engine.get("mode", "fm")):
+        react, det = engine.get("reactivation", "rap"), engine.get("detector", "pi")
+        kind = "adaptive" if react != "pr" else ("adaptive-pi-pr" if det == "pi" else "adaptive-pr")
+    elif engine.get("sync") == "conservative":
+        kind = "fixed-conservative"
+    else:
+        kind = "fixed-yield" if engine.get("barrier_wait") == "yield" else "fixed"
+    return 1.0 + _PER_LOAD_CPU[kind] * demand
 
 
 def estimate_seconds(trial):
@@ -314,9 +331,12 @@ def estimate_seconds(trial):
             base = span * lps / 2048 * 0.35
         else:
             base = span * lps / 1000 * (0.16 + 0.0015 * float(e.get("epg", 0)))
-    base *= _mode_factor(e.get("mode", "fm"), _demand(trial))
-    if trial["setup"] == "gang":
-        base = base * 1.5 + 3  # time slices shared with the loads, plus the private SLURM's start
+    if trial["setup"] == "gang" and trial["profile"] != "none":
+        # Time slices shared with the loads, whatever the mode (the engine runs alone in its
+        # slices: 1.1-3.2x in the 07a2ac1 run), plus the private SLURM's start.
+        base = base * 2.5 + 3
+    else:
+        base *= _slowdown_factor(e, _demand(trial))
     return TRIAL_OVERHEAD_S + base
 
 

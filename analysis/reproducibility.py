@@ -11,7 +11,8 @@ Reads each run's tables (results/<scale>/tables/*.csv, summary.csv) and trial re
   half-width relative to the point (points with n >= 2; the figure's own x, series and y);
 - the shortest engine run of each run, and how many trials ran under --min-engine-s;
 - FM's efficiency without a load (share of no-load FM trials at >= 0.95), and how often an
-  adaptive mode deactivated a thread without a load (any timeline sample below its threads);
+  adaptive mode deactivated a thread without a load (the engine's count, or a timeline
+  sample below its threads), also by mode and detector;
 - trials marked disturbed, and re-runs.
 
 Exit 0 when it could read both runs (whatever they say), 2 when a folder is not a run."""
@@ -54,8 +55,12 @@ def trials(run):
 
 
 def deactivated(d):
-    threads = d["engine"]["config"]["threads"]
-    return any(s["active_threads"] < threads for s in d.get("timeline") or [])
+    """The engine's own count (a deactivation shorter than a timeline sample is one too),
+    or a timeline sample below the run's threads."""
+    eng = d["engine"]
+    if any(t.get("deactivations") for t in eng.get("threads") or []):
+        return True
+    return any(s["active_threads"] < eng["config"]["threads"] for s in d.get("timeline") or [])
 
 
 def trial_facts(run, min_engine_s):
@@ -70,12 +75,19 @@ def trial_facts(run, min_engine_s):
         if no_load and eng["config"]["mode"] == "fm":
             fm_eff.append(eng["efficiency"])
         if no_load and eng.get("mode_adaptive"):
-            adaptive_idle.append((exp, d["trial"]["id"], deactivated(d)))
+            adaptive_idle.append((exp, d["trial"]["id"], deactivated(d),
+                                  f"{eng['config']['mode']}-{eng['config'].get('detector', '?')}"))
         nz = d.get("noise") or {}
         disturbed += bool(nz.get("disturbed"))
         reruns += nz.get("reruns") or 0
     return {"n": n, "shortest": min(walls) if walls else None, "short": short, "fm_eff": fm_eff,
             "adaptive_idle": adaptive_idle, "disturbed": disturbed, "reruns": reruns}
+
+
+def _by_policy(facts):
+    kinds = sorted({x[3] for x in facts["adaptive_idle"]})
+    return ", ".join(f"{k} {sum(x[2] for x in facts['adaptive_idle'] if x[3] == k)}/"
+                     f"{sum(x[3] == k for x in facts['adaptive_idle'])}" for k in kinds) or "-"
 
 
 def _pct(k, n):
@@ -121,12 +133,13 @@ def report(a, b, figures, min_engine_s):
         ("no-load FM trials at efficiency >= 0.95", lambda t: _pct(sum(e >= 0.95 for e in t["fm_eff"]), len(t["fm_eff"]))),
         ("no-load FM efficiency, min-median", lambda t: f"{min(t['fm_eff']):.3f}-{statistics.median(t['fm_eff']):.3f}" if t["fm_eff"] else "-"),
         ("no-load adaptive trials that deactivated a thread", lambda t: _pct(sum(x[2] for x in t["adaptive_idle"]), len(t["adaptive_idle"]))),
+        ("... by mode and detector", _by_policy),
         ("disturbed trials (kept after re-runs)", lambda t: str(t["disturbed"])),
         ("re-runs of disturbed trials", lambda t: str(t["reruns"])),
     ]
     for name, f in rows:
         lines.append(f"| {name} | {f(fa)} | {f(fb)} |")
-    idle = [(r, e, t) for r, facts in (("A", fa), ("B", fb)) for e, t, d in facts["adaptive_idle"] if d]
+    idle = [(r, e, t) for r, facts in (("A", fa), ("B", fb)) for e, t, d, _ in facts["adaptive_idle"] if d]
     if idle:
         lines += ["", "No-load adaptive trials that deactivated a thread: " + "; ".join(f"{r}: {e}/{t}" for r, e, t in idle) + "."]
     return "\n".join(lines)

@@ -302,7 +302,7 @@ def _profile(name, count):
 _PER_LOAD_CPU = {
     "fixed": 2.2,              # FM, DM: a descheduled thread stalls its partner (1 load ~3x)
     "fixed-yield": 10.0,       # ... with a yielding GVT barrier: 8-11x with one load (EEVDF)
-    "fixed-conservative": 4.0, # conservative: every null-message round waits for the slice
+    "fixed-conservative": 4.0, # conservative: 5-13x with 1-2 loads in 07a2ac1 (Snakemake-disturbed)
     "adaptive": 0.7,           # ADM/LADM with RAP: 1.7x with one load, 2.3-2.7x with two
     "adaptive-pr": 2.0,        # ... with PR: periodic reactivations, 2.9x with one load
     "adaptive-pi-pr": 10.0,    # PI and PR: every reactivation is detected again (11-13x)

@@ -99,7 +99,7 @@ class Window:
         # Processes the runner's setup already started (a private SLURM): their CPU during
         # the run belongs to the instrument. Scanned before the window opens.
         self.helpers0 = _cpu_by_pid(proctags.find(self.key, self.runner_pid))
-        # The workflow above the runner (Snakemake polls its jobs: ~5% of a core) is the
+        # The workflow above the runner (Snakemake, make; kept quiet by settle_workflow) is the
         # lab's own machinery: the instrument's, not foreign.
         self.workflow0 = _own_cpu_s(_ancestors(int(self.runner_pid)))
         self.self0 = _self_cpu_s()

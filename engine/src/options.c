@@ -59,6 +59,7 @@ static const optdef table[] = {
     { "barrier-spin-us", "F", "50", "block: microseconds to spin at the barrier before sleeping", K_DOUBLE, O(barrier_spin_us), NULL, 0, 1e7, 0 },
     { "optimism-window", "K", "0", "optimistic: handle no event later than the other PEs' least next-event time + K lookaheads (0: no bound)", K_DOUBLE, O(optimism_window), NULL, 0, BIG, 0 },
     { "detect-interval", "N", "32", "adm/ladm: loop iterations between detector checks; pr/rap try a reactivation every 40 of these", K_UINT, O(detect_interval), NULL, 1, 1e9, 0 },
+    { "detect-after-ms", "F", "50", "adm/ladm: the detector starts judging this long after the run starts (see Detectors below)", K_DOUBLE, O(detect_after_ms), NULL, 0, 1e7, 0 },
     { "detector", "NAME", NULL, "adm/ladm interference detector (see below)", K_CHOICE, O(detector), air_detector_list, 0, 0, 0 },
     { "reactivation", "NAME", NULL, "adm/ladm reactivation policy (see below)", K_CHOICE, O(reactivation), air_reactivation_list, 0, 0, 0 },
     { "apte-threshold", "F", "5.4", "apte: deactivate the slowest thread when max/min time per event exceeds F", K_DOUBLE, O(apte_threshold), NULL, 1, BIG, 0 },
@@ -446,6 +447,10 @@ void air_options_help(FILE *f)
     section(f, "Synchronisation", air_sync_list);
     section(f, "GVT barrier (--barrier-wait; the JSON config records the policy used)", air_barrier_wait_list);
     section(f, "Detectors (--detector)", air_detector_list);
+    fprintf(f,
+            "  Every detector stays silent for the first --detect-after-ms of a run: a new thread\n"
+            "  often starts on its creator's CPU and shares it for 10-25 ms until the kernel's\n"
+            "  load balancer moves it, which PI and RQ would otherwise take for a competitor.\n");
     section(f, "Reactivation (--reactivation)", air_reactivation_list);
     fprintf(f,
             "\nDeterminism: the committed event count and the checksum are identical for every\n"

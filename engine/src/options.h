@@ -25,6 +25,7 @@ typedef struct air_options {
     uint64_t batch;
     uint64_t gvt_interval;
     uint64_t detect_interval;
+    double detect_after_ms;
     const char *barrier_wait;
     double barrier_spin_us;
     double optimism_window;

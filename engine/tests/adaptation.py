@@ -115,6 +115,29 @@ with cpu_competitor():
         if check(n >= 10 and s >= 0.5, f"{label}: {N - 1} active in only {s:.0%} of {n} samples"):
             print(f"ok   {label}: {N - 1} of {N} threads active in {s:.0%} of {n} samples")
 
+# --detect-after-ms: no detector judges before it (a new thread often shares its
+# creator's CPU for the first 10-25 ms, which PI and RQ would take for a competitor).
+# Deterministic: no deactivation time may precede it, and one that never arrives within
+# the run means no deactivation at all, even beside a competitor.
+with cpu_competitor():
+    for det, after_ms in (("pi", 300), ("rq", 300), ("pi", 1e6)):
+        j, _ = run(*MODEL, "--end-time", 3000, "--mode", "ladm", "--threads", N, "--detector", det,
+                   "--reactivation", "rap", "--detect-after-ms", after_ms)
+        if not j:
+            continue
+        label = f"ladm {det} --detect-after-ms {after_ms:g} + 1 CPU competitor"
+        assert_same(refs[3000], j, label)
+        times = [x for th in j["threads"] for x in th["deactivation_times_s"]]
+        count = sum(th["deactivations"] for th in j["threads"])
+        if after_ms * 1e-3 > j["wall_s"]:
+            ok = check(count == 0, f"{label}: {count} deactivations in a {j['wall_s']:.2f} s run")
+        else:
+            ok = check(times and min(times) >= after_ms * 1e-3,
+                       f"{label}: deactivations at {times[:4]} (none, or before {after_ms:g} ms)")
+        if ok:
+            print(f"ok   {label}: {count} deactivations, the first at "
+                  f"{min(times) if times else '-'} s (run {j['wall_s']:.2f} s)")
+
 for mode, det in CASES:
     j, samples = run_sampled(*MODEL, "--end-time", 3000, "--mode", mode, "--threads", N,
                              "--detector", det, "--reactivation", "rap")

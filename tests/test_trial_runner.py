@@ -10,6 +10,7 @@ import time
 import jsonschema
 import pytest
 
+from airbase import proctags
 from trial_helpers import AIRLAB, SCHEMA, Runner, run, wait_until_gone
 from workflows.setups import open_setup
 
@@ -94,6 +95,46 @@ def test_timeout_stops_everything(tmp_path):
     jsonschema.validate(rec, SCHEMA)
     assert rec["status"] == "failed" and "--timeout" in rec["reasons"][0] and "wall_s" not in rec
     assert r.left_behind() == []
+
+
+def _blocked(pid, tid=None):
+    """Which of SIGINT/SIGTERM a thread (or a process's main thread) blocks."""
+    path = f"/proc/{pid}/task/{tid}/status" if tid else f"/proc/{pid}/status"
+    with open(path) as f:
+        mask = int(next(line for line in f if line.startswith("SigBlk:")).split()[1], 16)
+    return {s for s in (signal.SIGINT, signal.SIGTERM) if mask & (1 << (s - 1))}
+
+
+def test_signals_reach_the_runners_main_thread_and_loads_stay_stoppable(tmp_path):
+    """Python runs handlers in the main thread only; a SIGINT the kernel handed to a helper
+    thread (timer, load scheduler) waited until the engine ended (a minute, seen once under
+    cpuset). Helpers block SIGINT/SIGTERM, the main thread does not, and the loads the
+    scheduler thread starts get them back (else SIGTERM could not stop a load)."""
+    # sha256sum keeps the signal mask it inherits (airload sets its own)
+    r = Runner(tmp_path / "t.json", profile="command-sha256", engine=SLOW_ENGINE)
+    try:
+        deadline = time.monotonic() + 30
+        loads = []
+        while time.monotonic() < deadline and not loads:
+            time.sleep(0.2)
+            loads = [p for p in proctags.find("AIRLAB_LOAD_ID") if p in proctags.find("AIRLAB_TEST_RUN", r.tag)]
+        assert loads, "the profile's load did not start"
+        tids = [int(t) for t in os.listdir(f"/proc/{r.proc.pid}/task")]
+        helpers = [t for t in tids if t != r.proc.pid]
+        assert helpers, "the runner has no helper thread to check (timer, load scheduler)"
+        assert _blocked(r.proc.pid, r.proc.pid) == set()
+        for t in helpers:
+            assert _blocked(r.proc.pid, t) == {signal.SIGINT, signal.SIGTERM}, f"thread {t}"
+        for p in loads:
+            assert _blocked(p) == set(), f"load {p} blocks SIGINT/SIGTERM"
+        r.proc.send_signal(signal.SIGINT)
+        assert r.wait(30) == 130, r.stderr
+        assert not r.out.exists()
+    finally:
+        if r.proc.poll() is None:  # a failed check: stop it so that it cleans up
+            r.proc.terminate()
+            r.proc.wait(60)
+    assert wait_until_gone(r) == []
 
 
 @pytest.mark.parametrize("setup", ["cfs", "cpuset", "quota-half"])

@@ -16,7 +16,7 @@ import threading
 import time
 from pathlib import Path
 
-from airbase import proctags
+from airbase import proctags, threads
 from airbase.errors import UsageError
 
 # FM beside a hog in another autogroup: the spinning barrier wastes its group's half of the
@@ -47,8 +47,7 @@ class Hog:
     def __init__(self):
         self.proc = subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
         self.samples, self._stop = [], threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-        self._thread.start()
+        self._thread = threads.start(threading.Thread(target=self._sample, daemon=True))
         time.sleep(0.3)
 
     def _sample(self):

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import jsonschema
 
-from airbase import proctags
+from airbase import proctags, threads
 from airbase.atomic import write_json
 from airbase.paths import AIRPDES, SCHEMAS
 from loads.launcher import LoadSet, load_problems
@@ -371,7 +371,7 @@ def _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold):
                     timed_out = threading.Event()
                     timer = threading.Timer(timeout, lambda: (timed_out.set(), _kill_group(engine, wait=False)))
                     timer.daemon = True
-                    timer.start()
+                    threads.start(timer)  # SIGINT/SIGTERM must reach the main thread in wait4()
                     try:
                         _, status, usage = os.wait4(engine.pid, 0)
                         engine.returncode = rc = os.waitstatus_to_exitcode(status)

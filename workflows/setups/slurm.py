@@ -30,7 +30,7 @@ import threading
 import time
 from pathlib import Path
 
-from airbase import proctags
+from airbase import proctags, threads
 
 DAEMONS = ("munged", "mungekey", "slurmctld", "slurmd", "sbatch", "scontrol", "squeue", "scancel", "sinfo")
 
@@ -141,8 +141,7 @@ PartitionName=gang Nodes={self.node} Default=YES MaxTime=INFINITE State=UP OverS
             self._daemon("slurmctld", [_which("slurmctld"), "-D", "-i", "-f", str(d / "slurm.conf")])
             self._daemon("slurmd", [_which("slurmd"), "-D", "-N", self.node, "-f", str(d / "slurm.conf")])
             self._wait_for(self._node_ready, "the SLURM node to be idle")
-            self._sampler = threading.Thread(target=self._sample_states, daemon=True)
-            self._sampler.start()
+            self._sampler = threads.start(threading.Thread(target=self._sample_states, daemon=True))
         except Exception:
             self.stop()
             raise

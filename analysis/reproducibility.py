@@ -63,8 +63,23 @@ def deactivated(d):
     return any(s["active_threads"] < eng["config"]["threads"] for s in d.get("timeline") or [])
 
 
+_PATH_OPTIONS = ("json", "timeline")
+
+
+def _block_drift(no_load):
+    """First repetition block's no-load wall time over the mean of the later blocks', per
+    configuration: what a machine whose speed changed during the run does to baselines."""
+    out = []
+    for reps in no_load.values():
+        later = [w for r, w in reps.items() if r != 0]
+        if 0 in reps and later:
+            out.append(reps[0] / statistics.mean(later))
+    return out
+
+
 def trial_facts(run, min_engine_s):
     walls, short, fm_eff, adaptive_idle, disturbed, reruns, n = [], [], [], [], 0, 0, 0
+    steal, no_load_walls = [], {}
     for exp, d in trials(run):
         n += 1
         eng = d["engine"]
@@ -77,11 +92,18 @@ def trial_facts(run, min_engine_s):
         if no_load and eng.get("mode_adaptive"):
             adaptive_idle.append((exp, d["trial"]["id"], deactivated(d),
                                   f"{eng['config']['mode']}-{eng['config'].get('detector', '?')}"))
+        if no_load:
+            cfg = {k: v for k, v in eng["config"].items() if k not in _PATH_OPTIONS}
+            key = (exp, json.dumps(cfg, sort_keys=True), (d.get("setup") or {}).get("name"))
+            no_load_walls.setdefault(key, {})[d["trial"].get("rep", 0)] = eng["wall_s"]
         nz = d.get("noise") or {}
+        if "steal_cpu_s" in nz:
+            steal.append((nz["steal_cpu_s"], exp, d["trial"]["id"]))
         disturbed += bool(nz.get("disturbed"))
         reruns += nz.get("reruns") or 0
     return {"n": n, "shortest": min(walls) if walls else None, "short": short, "fm_eff": fm_eff,
-            "adaptive_idle": adaptive_idle, "disturbed": disturbed, "reruns": reruns}
+            "adaptive_idle": adaptive_idle, "disturbed": disturbed, "reruns": reruns,
+            "steal": steal, "drift": _block_drift(no_load_walls)}
 
 
 def _by_policy(facts):
@@ -134,6 +156,12 @@ def report(a, b, figures, min_engine_s):
         ("no-load FM efficiency, min-median", lambda t: f"{min(t['fm_eff']):.3f}-{statistics.median(t['fm_eff']):.3f}" if t["fm_eff"] else "-"),
         ("no-load adaptive trials that deactivated a thread", lambda t: _pct(sum(x[2] for x in t["adaptive_idle"]), len(t["adaptive_idle"]))),
         ("... by mode and detector", _by_policy),
+        ("no-load first block / later blocks (per configuration), median (max)", lambda t: (
+            f"{statistics.median(t['drift']):.3f} ({max(t['drift']):.2f}, {len(t['drift'])} configurations)"
+            if t["drift"] else "-")),
+        ("hypervisor steal during engine runs, total (most in one run)", lambda t: (
+            f"{sum(x[0] for x in t['steal']):.2f} s ({max(t['steal'])[0]:.2f} s, {max(t['steal'])[1]})"
+            if t["steal"] else "not recorded")),
         ("disturbed trials (kept after re-runs)", lambda t: str(t["disturbed"])),
         ("re-runs of disturbed trials", lambda t: str(t["reruns"])),
     ]

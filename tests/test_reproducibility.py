@@ -18,14 +18,18 @@ def _write_csv(path, fields, rows):
             w.writerow({k: r.get(k, "") for k in fields})
 
 
-def _trial(run, exp, tid, mode, wall, eff, loads=(), active=(2, 2), disturbed=False, deactivations=0):
-    d = {"status": "ok", "trial": {"id": tid},
-         "engine": {"config": {"mode": mode, "threads": 2, "detector": "pi"}, "wall_s": wall, "efficiency": eff,
+def _trial(run, exp, tid, mode, wall, eff, loads=(), active=(2, 2), disturbed=False, deactivations=0, rep=0,
+           steal=None, remote=0.1):
+    d = {"status": "ok", "trial": {"id": tid, "rep": rep},
+         "engine": {"config": {"mode": mode, "threads": 2, "detector": "pi", "remote": remote,
+                               "json": f"/tmp/{tid}/engine.json"}, "wall_s": wall, "efficiency": eff,
                     "mode_adaptive": mode in ("adm", "ladm"),
                     "threads": [{"id": 0, "deactivations": deactivations}, {"id": 1, "deactivations": 0}]},
          "profile": {"processes": list(loads)},
          "timeline": [{"t_s": i * 0.1, "active_threads": a} for i, a in enumerate(active)],
          "noise": {"disturbed": disturbed, "reruns": 1 if disturbed else 0}}
+    if steal is not None:
+        d["noise"]["steal_cpu_s"] = steal
     p = run / "trials" / exp / f"{tid}.json"
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(json.dumps(d))
@@ -68,3 +72,19 @@ def test_two_runs_compared(tmp_path):
 def test_a_folder_that_is_not_a_run_is_refused(tmp_path, capsys):
     assert reproducibility.main([str(tmp_path), str(tmp_path)]) == 2
     assert "no tables/summary.csv" in capsys.readouterr().err
+
+
+def test_first_block_drift_and_hypervisor_steal(tmp_path):
+    """A configuration's first-block no-load run over its later blocks' mean (a machine that
+    was slower early in the run); steal summed over the records that have it."""
+    a = _run(tmp_path, "a", "agrees", [2.0, 2.2, 2.4])
+    # fig07's fm trials above are rep 0 at remote 0.1 (2.5 and 2.6 s: the same key, the
+    # later one kept); a configuration of its own with blocks 0, 1, 2:
+    for rep, wall in enumerate([3.0, 2.0, 2.0]):
+        _trial(a, "fig08-one-load", f"fm-r{rep}", "fm", wall, 0.98, rep=rep, remote=0.4, steal=0.01 * (rep + 1))
+    text = reproducibility.report(a, a, ["fig01-fm-slowdown"], 2.0)
+    assert "| no-load first block / later blocks (per configuration), median (max) | 1.500 (1.50, 1 configurations) |" in text
+    assert "| hypervisor steal during engine runs, total (most in one run) | 0.06 s (0.03 s, fig08-one-load) |" in text
+    b = _run(tmp_path, "b", "agrees", [2.0, 2.2, 2.4])  # records without steal_cpu_s: older runs
+    assert "| hypervisor steal during engine runs, total (most in one run) | not recorded |" in \
+        reproducibility.report(b, b, ["fig01-fm-slowdown"], 2.0)

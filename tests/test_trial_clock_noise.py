@@ -71,6 +71,7 @@ def test_no_hog_no_disturbance(tmp_path):
         nz = json.loads(out.read_text())["noise"]
         # The trial's own parts are all counted: engine, its load, the instrument.
         assert nz["engine_cpu_s"] > 0 and nz["loads_cpu_s"] > 0 and nz["runner_cpu_s"] > 0
+        assert nz["steal_cpu_s"] >= 0  # the hypervisor's share, recorded beside them
         assert nz["reruns"] == 0 and len(nz["attempts"]) == 1
         tries.append(nz)
         if nz["disturbed"] is False:

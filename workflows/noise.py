@@ -22,11 +22,22 @@ _TICK = os.sysconf("SC_CLK_TCK")
 DEFAULT_THRESHOLD = 0.05  # share of one core over the run
 
 
-def machine_busy_s():
+def _cpu_line():
     with open("/proc/stat") as f:
-        v = [int(x) for x in f.readline().split()[1:]]
+        return [int(x) for x in f.readline().split()[1:]]
+
+
+def machine_busy_s():
+    v = _cpu_line()
     # user nice system idle iowait irq softirq steal guest guest_nice (guest is inside user)
     return (v[0] + v[1] + v[2] + v[5] + v[6]) / _TICK
+
+
+def steal_s():
+    """CPU time a hypervisor ran something else while this machine's CPUs wanted to run
+    (0 on bare metal, or where the hypervisor does not report it)."""
+    v = _cpu_line()
+    return v[7] / _TICK if len(v) > 7 else 0.0
 
 
 def _self_cpu_s():
@@ -104,12 +115,14 @@ class Window:
         self.workflow0 = _own_cpu_s(_ancestors(int(self.runner_pid)))
         self.self0 = _self_cpu_s()
         self.busy0 = machine_busy_s()
+        self.steal0 = steal_s()
         self.t0 = time.monotonic()
         self.t1 = None
 
     def close(self):
         self.t1 = time.monotonic()
         self.busy1 = machine_busy_s()
+        self.steal1 = steal_s()
         self.self1 = _self_cpu_s()
         self.workflow1 = _own_cpu_s(self.workflow0)
 
@@ -148,6 +161,9 @@ class Window:
                                    "watchdog": round(watchdog_s, 3), "setup_helpers": round(helpers, 3),
                                    "workflow": round(workflow_s, 3)},
             "foreign_cpu_s": None if foreign is None else round(foreign, 3),
+            # Recorded, not judged: a VM whose host is busy runs slower without any foreign
+            # work here (ticks of 10 ms; see docs/workflow.md, "The reference run").
+            "steal_cpu_s": round(self.steal1 - self.steal0, 3),
             "threshold": threshold, "threshold_cpu_s": round(limit, 3),
             "disturbed": None if foreign is None else foreign > limit,
             "window_monotonic_s": [self.t0, self.t1],

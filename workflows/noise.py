@@ -22,22 +22,17 @@ _TICK = os.sysconf("SC_CLK_TCK")
 DEFAULT_THRESHOLD = 0.05  # share of one core over the run
 
 
-def _cpu_line():
+def _busy_and_steal_s():
+    """The machine's busy CPU time and the hypervisor's steal (CPU time it ran something
+    else while this machine's CPUs wanted to run; 0 on bare metal), from one read."""
     with open("/proc/stat") as f:
-        return [int(x) for x in f.readline().split()[1:]]
+        v = [int(x) for x in f.readline().split()[1:]]
+    # user nice system idle iowait irq softirq steal guest guest_nice (guest is inside user)
+    return (v[0] + v[1] + v[2] + v[5] + v[6]) / _TICK, (v[7] / _TICK if len(v) > 7 else 0.0)
 
 
 def machine_busy_s():
-    v = _cpu_line()
-    # user nice system idle iowait irq softirq steal guest guest_nice (guest is inside user)
-    return (v[0] + v[1] + v[2] + v[5] + v[6]) / _TICK
-
-
-def steal_s():
-    """CPU time a hypervisor ran something else while this machine's CPUs wanted to run
-    (0 on bare metal, or where the hypervisor does not report it)."""
-    v = _cpu_line()
-    return v[7] / _TICK if len(v) > 7 else 0.0
+    return _busy_and_steal_s()[0]
 
 
 def _self_cpu_s():
@@ -114,15 +109,13 @@ class Window:
         # lab's own machinery: the instrument's, not foreign.
         self.workflow0 = _own_cpu_s(_ancestors(int(self.runner_pid)))
         self.self0 = _self_cpu_s()
-        self.busy0 = machine_busy_s()
-        self.steal0 = steal_s()
+        self.busy0, self.steal0 = _busy_and_steal_s()
         self.t0 = time.monotonic()
         self.t1 = None
 
     def close(self):
         self.t1 = time.monotonic()
-        self.busy1 = machine_busy_s()
-        self.steal1 = steal_s()
+        self.busy1, self.steal1 = _busy_and_steal_s()
         self.self1 = _self_cpu_s()
         self.workflow1 = _own_cpu_s(self.workflow0)
 

@@ -22,8 +22,8 @@ static void pin(air_thread *t)
 /* The detector starts --detect-after-ms into the run, with a fresh window. Measured on the
  * 2-core VM: in about half of all starts the second thread is created on its creator's CPU
  * and the two share it in 3-5 ms slices for 10-25 ms until the load balancer moves one;
- * PI and RQ read that as a competitor (idle false alarms at 0.009-0.025 s in 13% of the
- * quick run's no-load LADM trials, 4-8 of 20 bare RQ runs). */
+ * PI and RQ read that as a competitor (the a3f4133 quick runs: a deactivation in 28 of 144
+ * no-load PI/RQ trials, 27 of the 29 at 0.009-0.025 s; 4-8 of 20 bare RQ runs). */
 static int detector_start_due(air_engine *e, air_thread *t)
 {
     if (air_wall() - e->t0 < e->opt->detect_after_ms * 1e-3) return 0;

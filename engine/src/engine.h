@@ -45,6 +45,7 @@ typedef struct air_pe {
 } __attribute__((aligned(64))) air_pe;
 
 #define AIR_MAX_TIMES 4096
+#define AIR_APTE_MAX_HITS 8 /* the largest --apte-hits */
 
 struct air_thread {
     int id;
@@ -69,6 +70,8 @@ struct air_thread {
     uint64_t period_events;
     uint32_t suspect_checks;      /* the detector's consecutive positive checks (thread-local) */
     _Atomic uint64_t apte_bits;   /* last period's time per event (double bits), 0: none */
+    double apte_hit_s[AIR_APTE_MAX_HITS]; /* wall times of its last inflated periods (a ring) */
+    uint32_t apte_hits;           /* inflated periods since the detector (re)started */
     int rq_fd;
     _Atomic int cpu;              /* CPU it last ran on (set every iteration when the barrier wait reads it) */
     uint64_t rq_wait0;

@@ -32,6 +32,8 @@ typedef struct air_options {
     const char *detector;
     const char *reactivation;
     double apte_threshold;
+    uint32_t apte_hits;
+    double apte_window_ms;
     double pi_threshold_us;
     double rq_threshold;
     uint64_t n_batch;

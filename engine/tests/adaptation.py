@@ -1,6 +1,6 @@
 """Adaptation really happens (paper Fig. 11-12). With N threads on N cores:
-- one CPU-bound competitor for the whole run: adm and ladm with the pi and rq detectors
-  spend most of the run with N-1 active threads;
+- one CPU-bound competitor for the whole run: adm and ladm with the pi, rq and apte
+  detectors spend most of the run with N-1 active threads;
 - no competitor: most of the run with N active threads;
 - the competitor stops mid-run: RAP brings the thread back (the end of the run has N).
 The shares asserted are generous (the machine is shared and noisy); what they rule out is
@@ -102,7 +102,7 @@ refs = {}
 for end in (3000, 12000):
     refs[end] = run(*MODEL, "--end-time", end, "--mode", "seq")[0]
 
-CASES = [(mode, det) for mode in ("adm", "ladm") for det in ("pi", "rq")]
+CASES = [(mode, det) for mode in ("adm", "ladm") for det in ("pi", "rq", "apte")]
 with cpu_competitor():
     for mode, det in CASES:
         j, _ = run(*MODEL, "--end-time", 3000, "--mode", mode, "--threads", N, "--detector", det,
@@ -137,6 +137,19 @@ with cpu_competitor():
         if ok:
             print(f"ok   {label}: {count} deactivations, the first at "
                   f"{min(times) if times else '-'} s (run {j['wall_s']:.2f} s)")
+
+# --apte-hits N within --apte-window-ms: a window too short for N detector checks (each
+# 32 iterations apart) can never be met, so APTE deactivates nothing even beside a
+# competitor; the same hits within a generous window do (checked above with the default).
+with cpu_competitor():
+    j, _ = run(*MODEL, "--end-time", 3000, "--mode", "ladm", "--threads", N, "--detector", "apte",
+               "--reactivation", "rap", "--apte-hits", 8, "--apte-window-ms", 0.001)
+    if j:
+        label = "ladm apte --apte-hits 8 --apte-window-ms 0.001 + 1 CPU competitor"
+        assert_same(refs[3000], j, label)
+        count = sum(th["deactivations"] for th in j["threads"])
+        if check(count == 0, f"{label}: {count} deactivations"):
+            print(f"ok   {label}: no deactivation in {j['wall_s']:.2f} s")
 
 for mode, det in CASES:
     j, samples = run_sampled(*MODEL, "--end-time", 3000, "--mode", mode, "--threads", N,

@@ -18,7 +18,8 @@ The machine must be quiet: every row gets the CPU that anything else used during
 a figure with foreign CPU above a few % is not to be believed.
 
 Usage: python3 engine/bench/interference_table.py [--rounds 3] [--end-time 50000]
-           [--policies block] [--modes fm,ladm] [--remotes 0.1,0.4] [--loads 0,1,2] [--cap 20]
+           [--policies block] [--variants "--gvt-period-ms 2;--gvt-period-ms 5"]
+           [--modes fm,ladm] [--remotes 0.1,0.4] [--loads 0,1,2] [--cap 20]
 """
 import argparse
 import os
@@ -126,6 +127,9 @@ def main():
     ap.add_argument("--policies", default="default",
                     help="comma-separated --barrier-wait policies (block:US also sets --barrier-spin-us US), "
                          "or 'default' (the engine's) [default]")
+    ap.add_argument("--variants", default="",
+                    help="semicolon-separated sets of further engine options, each a row of its own "
+                         "(e.g. '--gvt-period-ms 2;--gvt-period-ms 5'); an empty set is the engine's defaults ['']")
     ap.add_argument("--modes", default="fm,ladm", help="comma-separated modes [fm,ladm]")
     ap.add_argument("--remotes", default="0.1,0.4", help="comma-separated remote shares [0.1,0.4]")
     ap.add_argument("--loads", default="0,1,2", help="comma-separated CPU load counts; 0 must be one [0,1,2]")
@@ -133,6 +137,7 @@ def main():
     a = ap.parse_args()
     try:
         policies = [p for p in a.policies.split(",") if p]
+        variants = [v.strip() for v in a.variants.split(";")] or [""]
         modes = [m for m in a.modes.split(",") if m]
         remotes = [float(r) for r in a.remotes.split(",")]
         loads = sorted({int(n) for n in a.loads.split(",")})
@@ -148,15 +153,15 @@ def main():
 
     base = ["--model", "phold", "--threads", 2, "--pes", 2, "--lps-per-pe", 1000, "--events-per-lp", 1,
             "--mean", 1.0, "--lookahead", 0.1, "--end-time", a.end_time, "--seed", 1]
-    configs = [(p, m, r) for p in policies for m in modes for r in remotes]
+    configs = [(p, v, m, r) for p in policies for v in variants for m in modes for r in remotes]
 
     def args_of(c):
-        p, m, r = c
+        p, v, m, r = c
         wait = []
         if p != "default":  # "block" or "block:4000" (with --barrier-spin-us 4000)
             how, _, spin = p.partition(":")
             wait = ["--barrier-wait", how] + (["--barrier-spin-us", spin] if spin else [])
-        return base + ["--mode", m, "--remote", r, *MODE_ARGS[m]] + wait
+        return base + ["--mode", m, "--remote", r, *MODE_ARGS[m]] + wait + v.split()
 
     # results[config][n_loads] = list over rounds of (json or None, foreign_s)
     results = {c: {n: [] for n in loads} for c in configs}
@@ -171,20 +176,20 @@ def main():
                         alone[c] = j["wall_s"]
                     results[c][n].append((j, foreign))
                     shown = f"{j['wall_s']:.2f} s, eff {j['efficiency']:.3f}" if j else f"stopped at {timeout:.1f} s"
-                    print(f"  round {rnd + 1}, {n} load(s), {c[0]} {c[1]} remote {c[2]}: {shown}, "
+                    print(f"  round {rnd + 1}, {n} load(s), {c[0]} {c[1]} {c[2]} remote {c[3]}: {shown}, "
                           f"foreign {foreign:.2f} s", file=sys.stderr, flush=True)
 
     print(f"# FM and LADM under CPU loads ({time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, "
           f"PHOLD 2 x 1000 LPs, end time {a.end_time:g}, median (min-max) of {a.rounds} interleaved rounds)\n")
-    head = "| wait | mode | remote | no-load s |" + "".join(f" slowdown, {n} load{'s' * (n != 1)} |"
+    head = "| wait | options | mode | remote | no-load s |" + "".join(f" slowdown, {n} load{'s' * (n != 1)} |"
                                                           for n in loads[1:])
     head += "".join(f" eff, {n} |" for n in loads) + " foreign CPU % of a core (max) |"
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
     for c in configs:
-        p, m, r = c
+        p, v, m, r = c
         zero = [j["wall_s"] for j, _ in results[c][0]]
-        row = f"| {p} | {m} | {r:g} | {fmt_range(zero)} |"
+        row = f"| {p} | {v or '-'} | {m} | {r:g} | {fmt_range(zero)} |"
         for n in loads[1:]:
             ratios = [(j["wall_s"] / z if j else float("inf")) for (j, _), z in zip(results[c][n], zero)]
             cell = fmt_range(ratios)

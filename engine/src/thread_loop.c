@@ -9,14 +9,24 @@
 
 #include "engine.h"
 
+/* Thread i runs on the i-th CPU (mod their number) of those the process may use, so a
+ * cpuset partition or SLURM's binding is respected. Called before anything else in the
+ * thread; the workers were created with the process's mask, the main thread pins itself
+ * after creating them. */
 static void pin(air_thread *t)
 {
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    if (ncpu < 1) return;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(t->id % ncpu, &set);
-    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    cpu_set_t allowed, set;
+    if (sched_getaffinity(0, sizeof allowed, &allowed)) return;
+    int n = CPU_COUNT(&allowed);
+    if (n < 1) return;
+    int want = t->id % n;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (!CPU_ISSET(cpu, &allowed) || want--) continue;
+        CPU_ZERO(&set);
+        CPU_SET(cpu, &set);
+        pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+        return;
+    }
 }
 
 /* The detector starts --detect-after-ms into the run, with a fresh window. Measured on the

@@ -1,6 +1,6 @@
 """The determinism contract (DESIGN.md), the backbone of the lab: for a model, its options
 and a seed, every parallel mode (fm, dm, adm, ladm), thread count, detector, reactivation
-policy, synchronisation, GVT-barrier wait policy and optimism window commits exactly the sequential run's result (committed event
+policy, synchronisation, GVT-barrier wait policy, optimism window and pinning commits exactly the sequential run's result (committed event
 count and checksum over the final LP states), with nothing competing, with a CPU-bound
 competitor for the whole run, and with an on-off competitor that comes and goes.
 
@@ -34,6 +34,11 @@ PARALLEL = [
     ("ladm", 1, 3, "--detector", "pi", "--reactivation", "pr"),
     ("ladm", 3, 4, "--detector", "pi", "--reactivation", "pr", "--detect-after-ms", "0"),
     ("ladm", 3, 3, "--detector", "apte", "--reactivation", "pr", "--apte-hits", "2", "--apte-window-ms", "20"),
+    # threads pinned to the allowed CPUs (the workflow's experiments pin; more threads than
+    # CPUs share them)
+    ("fm", 2, 2, "--pin"), ("fm", 3, 3, "--pin"), ("dm", 2, 4, "--pin"),
+    ("ladm", 2, 4, "--detector", "pi", "--reactivation", "rap", "--pin"),
+    ("adm", 3, 4, "--detector", "rq", "--reactivation", "pr", "--pin"),
 ]
 
 _refs = {}

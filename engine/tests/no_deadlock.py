@@ -38,6 +38,7 @@ try:
                  "--reactivation", rnd.choice(["pr", "rap"]), "--n-batch", rnd.choice([1, 10]),
                  "--barrier-wait", rnd.choice(["auto", "spin", "yield", "block", "adaptive"]),
                  "--barrier-spin-us", rnd.choice([0, 50, 2000]), "--optimism-window", rnd.choice([0, 0, 1, 3])]
+        extra += rnd.choice([[], ["--pin"]])
         key = tuple(map(str, model))
         if key not in refs:
             refs[key] = run(*model, "--mode", "seq")[0]

@@ -288,3 +288,22 @@ def test_snakemake_passes_the_load_count_to_the_runner(tmp_path):
     none = work / "results/quick/specs/figcount/modefm-profnone-load0-rep0.args"
     assert none.read_text().startswith("--profile none --setup cfs --rep 0 -- ")
     assert "--profile cpu-1 --load-count 3 --setup cfs" in out and "--profile cpu-1-x3 --setup cfs" in out
+
+
+def test_config_engine_options_apply_to_every_experiment_unless_overridden(tmp_path):
+    """configs/config.yaml `engine` (the shipped one pins threads) reaches every trial's
+    engine options; an experiment's engine block or sweep overrides it."""
+    assert load_config()["engine"] == {"pin": True}
+    for exp, trials in all_trials(load_config(), "quick", cores=2).values():
+        assert all(("--pin" in t["argv"]) == (t["engine"].get("pin") is True) for t in trials), exp["name"]
+        if "pin" not in exp["engine"] and "pin" not in exp["sweep"]:
+            assert all("--pin" in t["argv"] for t in trials), exp["name"]
+    cfg = {"reps": {"smoke": 1, "quick": 1, "paper": 1}, "engine": {"pin": True, "batch": 8}}
+    trials = expand(load_experiment(write(tmp_path, GOOD)), "quick", cfg, cores=2)
+    assert all("--pin" in t["argv"] and t["engine"]["batch"] == 8 for t in trials)
+    own = GOOD.replace("end_time: 100}", "end_time: 100, pin: false}")
+    trials = expand(load_experiment(write(tmp_path, own)), "quick", cfg, cores=2)
+    assert all("--pin" not in t["argv"] and t["engine"]["pin"] is False for t in trials)
+    swept = GOOD.replace("sweep: {", "sweep: {pin: [false], ")
+    trials = expand(load_experiment(write(tmp_path, swept)), "quick", cfg, cores=2)
+    assert all("--pin" not in t["argv"] for t in trials)

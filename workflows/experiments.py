@@ -165,7 +165,10 @@ def expand(exp, scale, cfg, cores=None):
     cores = cores or len(os.sched_getaffinity(0))
     reps = at_scale(exp.get("reps", cfg["reps"]), scale)
     reps = at_scale(reps, scale) if isinstance(reps, dict) else reps
-    base_engine = {k: _engine_value(at_scale(v, scale), cores) for k, v in exp["engine"].items()}
+    # The configuration's engine options (configs/config.yaml `engine`, e.g. pin) apply to
+    # every experiment; the experiment's own engine block and sweep override them.
+    engine = {**cfg.get("engine", {}), **exp["engine"]}
+    base_engine = {k: _engine_value(at_scale(v, scale), cores) for k, v in engine.items()}
     # A trial's length is a time: the no-load run's target seconds, the end time calibrated
     # per configuration on this machine (workflows/calibration.py), unless the experiment
     # fixes an end time itself.

@@ -48,6 +48,25 @@ def test_calibration_is_measured_once_and_cached(tmp_path):
     assert json.loads((tmp_path / f"{a['key']}.json").read_text())["end_time"] == a["end_time"]
 
 
+def test_long_targets_get_a_check_run_at_the_calibrated_end_time(tmp_path):
+    """From CHECK_RUN_FROM_S on, one run at the end time the pilots give; the fastest rate of
+    pilots and check counts (a slowed pilot cannot shorten every trial). Shorter targets
+    (smoke) only run the pilots, each about half the target."""
+    from workflows.calibration import CHECK_RUN_FROM_S
+    rec = calibrate(["--mode", "fm", *CONFIG], CHECK_RUN_FROM_S, tmp_path)
+    p = rec["pilot"]
+    check = p["check_run"]
+    assert check and check["end_time"] > p["end_time"] and check["wall_s"] > 0
+    pilot_rate = p["end_time"] / p["best_wall_s"]
+    assert check["end_time"] == pytest.approx(CHECK_RUN_FROM_S * pilot_rate, rel=0.01)
+    expected = max(pilot_rate, check["end_time"] / check["wall_s"]) if not check["disturbed"] else pilot_rate
+    assert p["sim_time_per_s"] == pytest.approx(expected)
+    assert rec["end_time"] == pytest.approx(CHECK_RUN_FROM_S * expected, rel=0.01)
+    assert all(0.2 <= w <= 2.0 for w in p["walls_s"])  # pilots of about half the 1 s target
+    short = calibrate(["--mode", "fm", *CONFIG], 0.3, tmp_path)
+    assert short["pilot"]["check_run"] is None
+
+
 def test_every_mode_and_load_of_a_configuration_simulates_the_same_events(tmp_path):
     cal = tmp_path / "calibration"
     cases = [("none", [], ["--mode", "fm"]),

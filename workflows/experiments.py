@@ -24,7 +24,7 @@ from airbase.paths import CONFIGS, EXPERIMENTS, SCHEMAS
 from airbase.schema_messages import read_yaml, schema_errors
 from loads.kinds import cpu_demand
 from loads.profiles import ProfileError, derived_name, load_file, profile_path, resolve_count, resolve_profile
-from workflows.calibration import key_of, parse_options, work_of
+from workflows.calibration import CHECK_RUN_FROM_S, PILOT_WALL_S, key_of, parse_options, work_of
 from workflows.engine_policies import is_adaptive
 
 TRIAL_VARS = ("profile", "setup", "load_count")  # sweep variables that are not engine options
@@ -274,7 +274,6 @@ def all_trials(cfg, scale, only=None, cores=None):
 # keep the quick scale within its budget (tests/test_experiment_config.py); a busy machine
 # takes longer.
 TRIAL_OVERHEAD_S = 0.8  # cd81203: runner start to engine start 0.28 s + Snakemake's gap 0.21 s (medians), more at p90
-PILOT_S = 2.5
 ANALYSIS_S_PER_EXPERIMENT = 5.0
 SOLO_S = 9.0
 
@@ -304,6 +303,7 @@ def _profile(name, count):
 # two loads took 4x-16x its target).
 _PER_LOAD_CPU = {
     "fixed": 2.2,              # FM, DM: a descheduled thread stalls its partner (1 load ~3x)
+    "fixed-pinned": 1.2,       # ... threads pinned: 2.0x with one load, 3.8x with two (bench, e85929f)
     "fixed-yield": 10.0,       # ... with a yielding GVT barrier: 8-11x with one load (EEVDF)
     "fixed-conservative": 4.0, # conservative: 5-13x with 1-2 loads in 07a2ac1 (Snakemake-disturbed)
     "adaptive": 0.7,           # ADM/LADM with RAP: 1.7x with one load, 2.3-2.7x with two
@@ -319,7 +319,8 @@ def _slowdown_factor(engine, demand):
     elif engine.get("sync") == "conservative":
         kind = "fixed-conservative"
     else:
-        kind = "fixed-yield" if engine.get("barrier_wait") == "yield" else "fixed"
+        kind = ("fixed-yield" if engine.get("barrier_wait") == "yield"
+                else "fixed-pinned" if engine.get("pin") is True else "fixed")
     return 1.0 + _PER_LOAD_CPU[kind] * demand
 
 
@@ -352,5 +353,13 @@ def estimate_minutes(plan):
         for t in trials:
             total += estimate_seconds(t)
             if t.get("target_s") is not None:
-                pilots.add(key_of(work_of(parse_options(t["argv"])), t["target_s"]))
-    return (total + PILOT_S * len(pilots)) / 60
+                pilots.add((key_of(work_of(parse_options(t["argv"])), t["target_s"]), t["target_s"]))
+    return (total + sum(pilot_seconds(target) for _, target in pilots)) / 60
+
+
+def pilot_seconds(target_s):
+    """A configuration's calibration (workflows/calibration.py): probes lengthening to a
+    pilot's length, three pilots and, from CHECK_RUN_FROM_S on, a run at the target."""
+    pilot = min(PILOT_WALL_S, max(0.05, target_s / 2))
+    check = target_s if target_s >= CHECK_RUN_FROM_S else 0.0
+    return 1.0 + 3 * (pilot + 0.1) + check

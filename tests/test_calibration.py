@@ -67,6 +67,25 @@ def test_long_targets_get_a_check_run_at_the_calibrated_end_time(tmp_path):
     assert short["pilot"]["check_run"] is None
 
 
+def test_the_probe_run_does_not_count_as_a_pilot(monkeypatch):
+    """Synthetic pilots of exactly 300 simulated time units per second: the probe that is long
+    enough (200 units, 0.67 s) is scaled to 1 s pilots (300 units), and only runs at that end
+    time give the rate. Counting the probe's shorter wall against the pilots' end time made
+    the rate 1.5x too high (a 2.5 s target ran 3.75 s)."""
+    from workflows import calibration
+    ends = []
+
+    def pilot(work, end_time, timeout):
+        ends.append(end_time)
+        return end_time / 300.0, 1000, False
+    monkeypatch.setattr(calibration, "_pilot", pilot)
+    rec = calibration.measure(work_of(parse_options(["--mode", "fm", *CONFIG])), 2.5)
+    assert rec["pilot"]["probe"] == {"end_time": 200.0, "wall_s": pytest.approx(200 / 300)}
+    assert rec["pilot"]["end_time"] == 300.0 and rec["pilot"]["walls_s"] == [1.0, 1.0, 1.0]
+    assert rec["pilot"]["sim_time_per_s"] == pytest.approx(300.0) and rec["end_time"] == 750.0
+    assert ends == [200.0, 300.0, 300.0, 300.0, 750.0]  # probe, 3 pilots, check run
+
+
 def test_every_mode_and_load_of_a_configuration_simulates_the_same_events(tmp_path):
     cal = tmp_path / "calibration"
     cases = [("none", [], ["--mode", "fm"]),

@@ -136,19 +136,20 @@ def _children_cpu_s():
 def measure(work, target_s, timeout=300):
     """Run the pilots; returns the calibration record (without caching)."""
     goal = min(PILOT_WALL_S, max(0.05, target_s / 2))
-    end, walls, clean = FIRST_PILOT_END, [], []
+    # Probes lengthen the run until it is long enough to scale; the pilots then run at the
+    # scaled end time (so only their walls count: a probe's was for another end time).
+    end = FIRST_PILOT_END
     while True:
         wall, events, disturbed = _pilot(work, end, timeout)
         if wall >= goal * 0.6:
-            walls.append(wall)
-            if not disturbed:
-                clean.append(wall)
             break
         end *= min(16.0, max(1.5, goal / max(wall, 1e-3)))
+    probe = {"end_time": end, "wall_s": wall}
     end = float(f"{end * goal / wall:.3g}")  # the measured pilots last about goal seconds
+    walls, clean = [], []
     # Three undisturbed pilots if the machine allows, within PILOT_TRIES runs.
     while len(clean) < PILOT_RUNS and len(walls) < PILOT_TRIES:
-        wall, _, disturbed = _pilot(work, end, timeout)
+        wall, events, disturbed = _pilot(work, end, timeout)
         walls.append(wall)
         if not disturbed:
             clean.append(wall)
@@ -165,7 +166,7 @@ def measure(work, target_s, timeout=300):
     return {"key": key_of(work, target_s), "engine_id": engine_id(), "target_s": float(target_s), "work": work,
             "pilot": {"mode": "fm", "threads": int(work["pes"]), "end_time": end, "walls_s": walls,
                       "best_wall_s": best, "committed_events": events, "undisturbed_runs": len(clean),
-                      "disturbed": not clean, "check_run": check,
+                      "disturbed": not clean, "probe": probe, "check_run": check,
                       "sim_time_per_s": rate},
             "end_time": end_time, "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 

@@ -303,7 +303,7 @@ def _profile(name, count):
 # two loads took 4x-16x its target).
 _PER_LOAD_CPU = {
     "fixed": 2.2,              # FM, DM: a descheduled thread stalls its partner (1 load ~3x)
-    "fixed-pinned": 1.2,       # ... threads pinned: 2.0x with one load, 3.8x with two (bench, e85929f)
+    "fixed-pinned": 1.2,       # ... threads pinned: 2.0x with one load, 3.8x with two (bench on 0583f58)
     "fixed-yield": 10.0,       # ... with a yielding GVT barrier: 8-11x with one load (EEVDF)
     "fixed-conservative": 4.0, # conservative: 5-13x with 1-2 loads in 07a2ac1 (Snakemake-disturbed)
     "adaptive": 0.7,           # ADM/LADM with RAP: 1.7x with one load, 2.3-2.7x with two

@@ -137,7 +137,7 @@ def main():
     a = ap.parse_args()
     try:
         policies = [p for p in a.policies.split(",") if p]
-        variants = [v.strip() for v in a.variants.split(";")] or [""]
+        variants = [v.strip() for v in a.variants.split(";")]
         modes = [m for m in a.modes.split(",") if m]
         remotes = [float(r) for r in a.remotes.split(",")]
         loads = sorted({int(n) for n in a.loads.split(",")})

@@ -119,5 +119,6 @@ void air_adapt_inactive_wait(air_engine *e, air_thread *t)
     t->ran_primary = 0;
     t->suspect_checks = 0;
     t->apte_hits = 0;
+    t->apte_lost_s = 0;
     atomic_store(&t->apte_bits, 0);
 }

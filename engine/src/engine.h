@@ -72,6 +72,8 @@ struct air_thread {
     _Atomic uint64_t apte_bits;   /* last period's time per event (double bits), 0: none */
     double apte_hit_s[AIR_APTE_MAX_HITS]; /* wall times of its last inflated periods (a ring) */
     uint32_t apte_hits;           /* inflated periods since the detector (re)started */
+    double apte_lost_s;           /* wall time lost in inflated periods, decayed over the window */
+    double apte_lost_at;          /* when apte_lost_s was last updated */
     int rq_fd;
     _Atomic int cpu;              /* CPU it last ran on (set every iteration when the barrier wait reads it) */
     uint64_t rq_wait0;

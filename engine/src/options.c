@@ -65,6 +65,7 @@ static const optdef table[] = {
     { "apte-threshold", "F", "5.4", "apte: a period is inflated when its thread is the slowest and max/min time per event exceeds F", K_DOUBLE, O(apte_threshold), NULL, 1, BIG, 0 },
     { "apte-hits", "N", "3", "apte: deactivate after N inflated periods within --apte-window-ms (1: the paper's rule)", K_UINT, O(apte_hits), NULL, 1, AIR_APTE_MAX_HITS, 0 },
     { "apte-window-ms", "F", "100", "apte: the wall-clock window in which --apte-hits inflated periods must fall", K_DOUBLE, O(apte_window_ms), NULL, 0.001, 1e7, 0 },
+    { "apte-share", "F", "0.2", "apte: and the time lost in inflated periods, averaged over the window, exceeds F of it (0 with --apte-hits 1: the paper's rule)", K_DOUBLE, O(apte_share), NULL, 0, 1, 0 },
     { "pi-threshold-us", "F", PI_THRESHOLD_US_DEFAULT, "pi and rap: a sched_yield() slower than F microseconds means a competitor", K_DOUBLE, O(pi_threshold_us), NULL, 0, BIG, 0 },
     { "rq-threshold", "F", "0.3", "rq: deactivate when the share of time spent waiting for a CPU exceeds F", K_DOUBLE, O(rq_threshold), NULL, 0, 1, 0 },
     { "n-batch", "N", "10", "ladm: most iterations per visit to an orphan PE (fewer once it caught up)", K_UINT, O(n_batch), NULL, 1, 1e9, 0 },

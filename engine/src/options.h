@@ -34,6 +34,7 @@ typedef struct air_options {
     double apte_threshold;
     uint32_t apte_hits;
     double apte_window_ms;
+    double apte_share;
     double pi_threshold_us;
     double rq_threshold;
     uint64_t n_batch;

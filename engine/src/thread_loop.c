@@ -42,6 +42,7 @@ static int detector_start_due(air_engine *e, air_thread *t)
     t->period_events = 0;
     t->suspect_checks = 0;
     t->apte_hits = 0;
+    t->apte_lost_s = 0;
     return 1;
 }
 

@@ -183,13 +183,13 @@ if j:
     print(f"ok   JSON keys, counts and a timeline of {len(tl)} rows")
 
 # The per-thread time lists keep the first 4096 (de)activations; the counts go on, and
-# times_truncated says the lists are cut. APTE with threshold 1 and one hit deactivates a thread at
-# nearly every check (one per iteration here) and PR brings it back every 40 rounds of 1
-# iteration: thousands of cycles in a fraction of a second.
+# times_truncated says the lists are cut. APTE with threshold 1, one hit and no lost-time bar
+# (--apte-share 0) deactivates a thread at nearly every check (one per iteration here) and PR
+# brings it back every 40 rounds of 1 iteration: thousands of cycles in a fraction of a second.
 MAX_TIMES = 4096
 j, _ = run("--mode", "adm", "--threads", "2", "--pes", "2", "--lps-per-pe", "10", "--end-time", "40000",
            "--batch", "1", "--gvt-interval", "1", "--detect-interval", "1", "--detector", "apte", "--apte-threshold", "1",
-           "--apte-hits", "1", "--reactivation", "pr")
+           "--apte-hits", "1", "--apte-share", "0", "--reactivation", "pr")
 if j:
     ts = j["threads"]
     check(max(t["deactivations"] for t in ts) > MAX_TIMES,

@@ -20,7 +20,7 @@ PARALLEL = [
     ("fm", 1, 1), ("fm", 2, 2), ("fm", 3, 3), ("fm", 4, 4),
     ("dm", 1, 3), ("dm", 2, 2), ("dm", 2, 4), ("dm", 3, 4),
     ("adm", 2, 2, "--detector", "pi", "--reactivation", "rap"),
-    ("adm", 2, 4, "--detector", "apte", "--reactivation", "pr", "--detect-after-ms", "0", "--apte-hits", "1"),
+    ("adm", 2, 4, "--detector", "apte", "--reactivation", "pr", "--detect-after-ms", "0", "--apte-hits", "1", "--apte-share", "0"),
     ("adm", 3, 4, "--detector", "rq", "--reactivation", "rap"),
     ("adm", 4, 4, "--detector", "pi", "--reactivation", "pr"),
     ("ladm", 2, 2, "--detector", "pi", "--reactivation", "rap"),
@@ -33,7 +33,7 @@ PARALLEL = [
     ("adm", 3, 3, "--detector", "rq", "--reactivation", "pr"),
     ("ladm", 1, 3, "--detector", "pi", "--reactivation", "pr"),
     ("ladm", 3, 4, "--detector", "pi", "--reactivation", "pr", "--detect-after-ms", "0"),
-    ("ladm", 3, 3, "--detector", "apte", "--reactivation", "pr", "--apte-hits", "2", "--apte-window-ms", "20"),
+    ("ladm", 3, 3, "--detector", "apte", "--reactivation", "pr", "--apte-hits", "2", "--apte-window-ms", "20", "--apte-share", "0.05"),
     # threads pinned to the allowed CPUs (the workflow's experiments pin; more threads than
     # CPUs share them)
     ("fm", 2, 2, "--pin"), ("fm", 3, 3, "--pin"), ("dm", 2, 4, "--pin"),

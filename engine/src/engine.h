@@ -57,8 +57,10 @@ struct air_thread {
     int32_t help_pe;
     uint64_t help_left;
     int ran_primary;
-    /* adaptation: decided by the GVT leader, requested by the thread */
-    _Atomic int active;
+    /* adaptation: decided by the GVT leader, requested by the thread. Read by the other
+     * threads every iteration (LADM's orphan scan reads active), so on a cache line of its
+     * own, away from the fields the owner writes every iteration (above and below). */
+    _Alignas(64) _Atomic int active;
     _Atomic int want_deactivate;
     _Atomic int want_reactivate;
     _Atomic int probe;
@@ -66,9 +68,10 @@ struct air_thread {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     /* detector state */
-    double period_busy;
+    _Alignas(64) double period_busy;
     uint64_t period_events;
     uint32_t suspect_checks;      /* the detector's consecutive positive checks (thread-local) */
+    double pi_next_s;             /* PI: no probe before this wall time */
     _Atomic uint64_t apte_bits;   /* last period's time per event (double bits), 0: none */
     double apte_hit_s[AIR_APTE_MAX_HITS]; /* wall times of its last inflated periods (a ring) */
     uint32_t apte_hits;           /* inflated periods since the detector (re)started */

@@ -36,6 +36,7 @@ typedef struct air_options {
     double apte_window_ms;
     double apte_share;
     double pi_threshold_us;
+    double pi_interval_ms;
     double rq_threshold;
     uint64_t n_batch;
     uint64_t seed;

@@ -71,7 +71,7 @@ static const optdef table[] = {
     { "rq-threshold", "F", "0.3", "rq: deactivate when the share of time spent waiting for a CPU exceeds F", K_DOUBLE, O(rq_threshold), NULL, 0, 1, 0 },
     { "n-batch", "N", "10", "ladm: most iterations per visit to an orphan PE (fewer once it caught up)", K_UINT, O(n_batch), NULL, 1, 1e9, 0 },
     { "seed", "N", "1", "random seed (each LP's stream derives from it)", K_UINT, O(seed), NULL, 0, SEED_MAX, 0 },
-    { "pin", NULL, NULL, "bind thread i to CPU i mod ncpus", K_FLAG, O(pin), NULL, 0, 0, 0 },
+    { "pin", NULL, NULL, "bind thread i to the i-th CPU the process may use (i mod their count; cpusets and SLURM binding are respected)", K_FLAG, O(pin), NULL, 0, 0, 0 },
     { "json", "FILE", NULL, "write the run's results as JSON to FILE (atomically)", K_PATH, O(json), NULL, 0, 0, 0 },
     { "timeline", "FILE", NULL, "write a CSV t_s,gvt,committed_events,active_threads to FILE", K_PATH, O(timeline), NULL, 0, 0, 0 },
     { "timeline-period-ms", "N", "10", "timeline sampling period in wall-clock milliseconds", K_UINT, O(timeline_period_ms), NULL, 1, 1e7, 0 },

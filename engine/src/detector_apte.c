@@ -7,6 +7,15 @@
 #include "engine.h"
 #include <math.h>
 
+/* A fresh count when detection starts (--detect-after-ms): nothing before it counts. */
+static int apte_start(air_engine *e, air_thread *t)
+{
+    (void)e;
+    t->apte_hits = 0;
+    t->apte_lost_s = 0;
+    return 0;
+}
+
 static void apte_check(air_engine *e, air_thread *t)
 {
     if (t->period_events == 0) return;
@@ -49,5 +58,5 @@ static void apte_check(air_engine *e, air_thread *t)
 
 const air_detector air_detector_apte = {
     { "apte", "average processing time per event: the slowest thread, above --apte-threshold x the fastest in --apte-hits periods within --apte-window-ms that lose --apte-share of it", 0 },
-    NULL, NULL, apte_check,
+    NULL, apte_start, apte_check,
 };

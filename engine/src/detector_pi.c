@@ -15,7 +15,7 @@ static void pi_check(air_engine *e, air_thread *t)
         return;
     }
     /* A probe (4 yields) costs ~5 us on an idle CPU; once per 32 iterations (~90 us of
-     * work) that was 5% of a no-load run, LADM's whole overhead over FM. At most one per
+     * work) that was 5% of a no-load run, most of LADM's overhead over FM. At most one per
      * --pi-interval-ms (1 ms: 0.5%) keeps the cost and detects as soon: beside a
      * competitor each probe takes a slice of milliseconds anyway. */
     double now = air_wall();

@@ -41,8 +41,6 @@ static int detector_start_due(air_engine *e, air_thread *t)
     t->period_busy = 0;
     t->period_events = 0;
     t->suspect_checks = 0;
-    t->apte_hits = 0;
-    t->apte_lost_s = 0;
     return 1;
 }
 

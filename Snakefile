@@ -11,6 +11,7 @@
 # results/<scale>/; reproduce_figures also copies the report to results/report.html and the
 # summary to results/tables/summary.csv. The workflow profile (profiles/default/) is loaded
 # automatically: keep-going, rerun-incomplete, and one trial at a time.
+import json
 import os
 import shlex
 import sys
@@ -19,7 +20,7 @@ from snakemake.utils import min_version, validate
 
 from analysis.claims import ClaimError, check_claims
 from workflows.experiments import (ExperimentError, all_trials, estimate_minutes, previous_block, profile_label,
-                                  runner_args)
+                                  runner_args, top_up_minutes)
 
 min_version("9.0")
 report: "workflows/report/workflow.rst"   # `snakemake --report results/snakemake-report.html`
@@ -96,7 +97,7 @@ def target_name(exp):
 
 
 # On a cluster (profiles/slurm) only trials become jobs; the light analysis runs here.
-localrules: reproduce_figures, smoke, bench, table, figure, summary, report
+localrules: reproduce_figures, smoke, bench, top_up, table, figure, summary, report
 
 
 include: "workflows/trials.smk"
@@ -105,9 +106,12 @@ include: "workflows/analysis.smk"
 
 def print_estimate():
     for s, plan in PLAN.items():
-        n = sum(len(ts) for _, ts in plan.values())
+        n = sum(1 for _, ts in plan.values() for t in ts if not t["top_up"])
+        extra, extra_min = top_up_minutes(plan)
+        more = (f"; up to {extra} more ({extra_min:.0f} min) where a claim is undecided after the first "
+                "repetitions" if extra else "")
         print(f"airlab: scale {s}: {len(plan)} experiments, {n} trials (estimate: "
-              f"{estimate_minutes(plan):.0f} min on 2 cores from scratch; trials run one at a time)",
+              f"{estimate_minutes(plan):.0f} min on 2 cores from scratch; trials run one at a time{more})",
               file=sys.stderr)
 
 

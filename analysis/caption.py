@@ -13,6 +13,7 @@ import sys
 
 from airbase.atomic import write_atomic
 from analysis import claims as claims_mod
+from analysis.sequential import top_up_reps
 from analysis import locality
 from analysis.recorded_machine import machine_facts
 from analysis.stats import number as _f, read_rows, series_of
@@ -142,12 +143,13 @@ def noise_sentence(rows):
     return f"<span class=warn>{html.escape(text)}</span>" if still else html.escape(text)
 
 
-def experiment_claims(exp, table, claims_path):
+def experiment_claims(exp, table, claims_path, scale):
     """The experiment's claims as summary.csv has them, judged from its own table alone
     (the claims of configs/claims.yaml whose table is this experiment)."""
     doc = claims_mod.load_claims(claims_path)
     doc = {**doc, "claims": [c for c in doc["claims"] if c["table"] == exp["name"]]}
-    return {r["id"]: r for r in claims_mod.summarise(doc, [table])}
+    two_looks = {exp["name"]} if top_up_reps(exp, scale) else set()
+    return {r["id"]: r for r in claims_mod.summarise(doc, [table], two_looks)}
 
 
 def main(argv=None):
@@ -160,7 +162,7 @@ def main(argv=None):
     a = ap.parse_args(argv)
     exp = load_experiment(a.experiment)
     facts = machine_facts([(a.experiment, None, a.table)])
-    text = caption(exp, read_rows(a.table), facts, a.scale, experiment_claims(exp, a.table, a.claims))
+    text = caption(exp, read_rows(a.table), facts, a.scale, experiment_claims(exp, a.table, a.claims, a.scale))
     write_atomic(a.out, f"<p class=caption>{text}</p>\n")
     print(f"caption: {a.out}", file=sys.stderr)
     return 0

@@ -3,12 +3,13 @@ table it reads, the rows (filters), a statistic computed per repetition and a te
 module interprets those declarations (the words they may use are in analysis/claim_kinds.py)
 and writes the summary (results/<scale>/tables/summary.csv).
 
-Each statistic gets a 95% interval over repetitions (Student's t, analysis.stats.mean_ci).
+Each statistic gets a 95% interval over repetitions (Student's t, analysis.stats.mean_ci;
+97.5% when its experiment adds repetitions to undecided claims: analysis/sequential.py).
 Verdict: agrees when the whole interval passes the test, differs when the whole interval
 fails it, inconclusive when it straddles the boundary or there are fewer than 2
 repetitions, "not measurable here" (with the reason) when this machine cannot measure it.
 
-    python -m analysis.claims --claims configs/claims.yaml --out summary.csv TABLE.csv ...
+    python -m analysis.claims --claims configs/claims.yaml --out summary.csv [--two-looks EXP ...] -- TABLE.csv ...
     python -m analysis.claims --check configs/claims.yaml     (what the workflow checks at start)
 """
 import argparse
@@ -24,11 +25,12 @@ from airbase.schema_messages import read_yaml, schema_errors
 from analysis.aggregate import COLUMNS
 from analysis.claim_kinds import (MEASURES, NEEDS, STATISTICS, TESTS, NotMeasurable, Table, filter_ops,
                                   level_key, same, select, test_text)
+from analysis.sequential import SINGLE_LOOK, TWO_LOOKS, interval_text
 from analysis.stats import mean_ci, read_rows
 from workflows.experiments import ExperimentError, list_experiments, load_experiment, scale_values
 
 DEFAULT = CONFIGS / "claims.yaml"
-INTERVAL = "95% t interval over repetitions"
+INTERVAL = interval_text(SINGLE_LOOK)
 VERDICTS = ("agrees", "differs", "inconclusive", "not measurable here")
 FIELDS = ["id", "figure", "claim", "paper_value", "paper_platform", "table", "statistic", "value", "ci_low",
           "ci_high", "n", "interval", "test", "verdict", "reason", "measured_here"]
@@ -187,13 +189,13 @@ def _g(v):
     return f"{v:.3g}"
 
 
-def judge_sample(sample, test, label=""):
-    """The verdict on one sample of per-repetition values."""
+def judge_sample(sample, test, label="", level=SINGLE_LOOK):
+    """The verdict on one sample of per-repetition values (its interval at `level`)."""
     vals = sample.values
     note = f" ({sample.note})" if sample.note else ""
     if not vals:
         return Judged("inconclusive", f"n=0: {sample.why}", label=label)
-    m, h, n = mean_ci(vals)
+    m, h, n = mean_ci(vals, level)
     if n < 2:
         return Judged("inconclusive", f"{_g(m)} from one repetition: no interval{note}", m, None, None, n, label)
     lo, hi = m - h, m + h
@@ -225,17 +227,17 @@ def combine(results, label=""):
                   pick.value, pick.lo, pick.hi, pick.n, label, pick.margin)
 
 
-def judge_part(rows, part, table, label=""):
+def judge_part(rows, part, table, label="", level=SINGLE_LOOK):
     """(verdict, detail text) of one part: at each level of `each`, or once."""
     each, stat = part.get("each"), part["statistic"]
     if not each:
-        r = judge_sample(STATISTICS[stat["kind"]](rows, stat, table), part["test"], label)
+        r = judge_sample(STATISTICS[stat["kind"]](rows, stat, table), part["test"], label, level)
         return r, r.brief(verdict=False)
     levels = sorted({str(r.get(each)) for r in rows if str(r.get(each, "")) != ""}, key=level_key)
     if not levels:
         return Judged("inconclusive", f"n=0: no trials with {each} here", label=label), "no trials"
     results = [judge_sample(STATISTICS[stat["kind"]](select(rows, {each: lv}), stat, table), part["test"],
-                            f"{each} {lv}") for lv in levels]
+                            f"{each} {lv}", level) for lv in levels]
     return combine(results, label), "; ".join(f"{r.label}: {r.brief()}" for r in results)
 
 
@@ -249,13 +251,13 @@ def _unmeasurable(claim, rows):
     return f"{why}; {req['otherwise']}"
 
 
-def _beside(claim, rows, table):
+def _beside(claim, rows, table, level):
     out = []
     for b in claim.get("beside", []):
         decl = {**claim["statistic"], **b}
         s = STATISTICS[decl["kind"]](rows, decl, table)
         if s.values:
-            m, h, n = mean_ci(s.values)
+            m, h, n = mean_ci(s.values, level)
             ci = f" [{_g(m - h)}, {_g(m + h)}]" if n > 1 else ""
             out.append(f"{decl.get('label', decl['kind'])} {_g(m)}{ci} n={n}")
         else:
@@ -263,8 +265,8 @@ def _beside(claim, rows, table):
     return out
 
 
-def judge_claim(claim, tables):
-    """(Judged, detail) for one claim against {experiment name: Table}."""
+def judge_claim(claim, tables, level=SINGLE_LOOK):
+    """(Judged, detail) for one claim against {experiment name: Table}, intervals at `level`."""
     table = tables.get(claim["table"])
     try:
         if claim.get("statistic", {}).get("kind") == "not_measurable":
@@ -276,16 +278,16 @@ def judge_claim(claim, tables):
         if why:
             raise NotMeasurable(why)
         if "all_of" in claim:
-            done = [judge_part(select(rows, p.get("where")), p, table, p.get("label", f"part {i + 1}"))
+            done = [judge_part(select(rows, p.get("where")), p, table, p.get("label", f"part {i + 1}"), level)
                     for i, p in enumerate(claim["all_of"])]
             head = combine([r for r, _ in done])
             detail = "; ".join(f"{r.label}: {d}" for r, d in done)
         else:
-            head, detail = judge_part(rows, claim, table)
+            head, detail = judge_part(rows, claim, table, level=level)
     except NotMeasurable as e:
         head, detail = Judged("not measurable here", str(e)), ""
         rows = select(table.rows, claim.get("where")) if table else []
-    extra = _beside(claim, rows, table) if table and claim.get("beside") else []
+    extra = _beside(claim, rows, table, level) if table and claim.get("beside") else []
     return head, "; ".join([d for d in [detail] if d] + [f"beside: {x}" for x in extra])
 
 
@@ -303,15 +305,15 @@ def _test_label(claim):
     return "; ".join(parts)
 
 
-def summary_row(claim, tables):
-    head, detail = judge_claim(claim, tables)
+def summary_row(claim, tables, level=SINGLE_LOOK):
+    head, detail = judge_claim(claim, tables, level)
     paper = claim["paper"]
     num = (lambda v: "" if v is None else f"{v:.4g}")
     return {"id": claim["id"], "figure": claim["figure"], "claim": claim["claim"],
             "paper_value": "; ".join(p["value"] + (f" ({p['platform']})" if len(paper) > 1 else "") for p in paper),
             "paper_platform": "; ".join(p["platform"] for p in paper), "table": claim["table"],
             "statistic": _statistic_label(claim), "value": num(head.value), "ci_low": num(head.lo),
-            "ci_high": num(head.hi), "n": str(head.n), "interval": INTERVAL if head.lo is not None else "",
+            "ci_high": num(head.hi), "n": str(head.n), "interval": interval_text(level) if head.lo is not None else "",
             "test": _test_label(claim), "verdict": head.verdict, "reason": head.reason,
             "measured_here": detail or head.reason}
 
@@ -321,9 +323,11 @@ def read_tables(paths):
     return {Path(p).stem: Table(p, read_rows(p)) for p in paths}
 
 
-def summarise(doc, table_paths):
+def summarise(doc, table_paths, two_looks=()):
+    """The summary's rows. Claims on the experiments named in `two_looks` (those that add
+    repetitions when undecided, analysis/sequential.py) get 97.5% intervals, the rest 95%."""
     tables = read_tables(table_paths)
-    return [summary_row(c, tables) for c in doc["claims"]]
+    return [summary_row(c, tables, TWO_LOOKS if c["table"] in two_looks else SINGLE_LOOK) for c in doc["claims"]]
 
 
 def write_summary(rows, out):
@@ -335,6 +339,9 @@ def main(argv=None):
     ap.add_argument("--claims", default=str(DEFAULT), help="configs/claims.yaml")
     ap.add_argument("--check", action="store_true", help="only check the claims against the experiments")
     ap.add_argument("--out", help="the summary CSV to write")
+    ap.add_argument("--two-looks", nargs="*", default=[], metavar="EXPERIMENT",
+                    help="experiments that added repetitions when a claim was undecided (their `top_up` at "
+                         "this scale, analysis/sequential.py): their claims get 97.5%% intervals [none: 95%%]")
     ap.add_argument("tables", nargs="*")
     a = ap.parse_args(argv)
     try:
@@ -348,7 +355,7 @@ def main(argv=None):
     if not a.out:
         print("claims: --out is needed to write the summary", file=sys.stderr)
         return 2
-    rows = summarise(doc, a.tables)
+    rows = summarise(doc, a.tables, set(a.two_looks))
     write_summary(rows, a.out)
     counts = Counter(r["verdict"] for r in rows)
     print(f"claims: {len(rows)} claims ({', '.join(f'{counts[v]} {v}' for v in VERDICTS if counts[v])}) -> {a.out}",

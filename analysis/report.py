@@ -100,8 +100,9 @@ def build(scale, summary, experiments, out, claims_path=claims.DEFAULT):
          f"<style>{CSS}</style></head><body>",
          "<h1>airlab: the AIR paper re-measured on this machine</h1>",
          f"<p class=counts><b>{html.escape(verdict_counts(rows))}</b> Each statistic is computed per repetition "
-         f"with a {html.escape(claims.INTERVAL)}; agrees / differs when the whole interval passes / fails the "
-         f"test, inconclusive when it straddles it or n &lt; 2.</p>",
+         f"with a {html.escape(claims.INTERVAL)} (97.5% where an experiment added repetitions to claims "
+         f"its first ones left undecided: the interval column says which); agrees / differs when the whole "
+         f"interval passes / fails the test, inconclusive when it straddles it or n &lt; 2.</p>",
          f"<p>Scale <b>{scale}</b>, {now}, lab version {html.escape(machine.lab_version())}. Machine "
          f"({html.escape(source)}): {facts.get('cores')} cores, {html.escape(str(facts.get('cpu_model')))}, "
          f"Linux {html.escape(str(facts.get('kernel')))}, cgroup {html.escape(str(facts.get('cgroup')))}.</p>",

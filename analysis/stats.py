@@ -1,16 +1,58 @@
-"""Reading the lab's tables: their rows and cells, and the mean and 95% confidence interval
-over repetitions (Student's t; no SciPy needed)."""
+"""Reading the lab's tables: their rows and cells, and the mean and confidence interval over
+repetitions (Student's t, its quantiles computed here: no SciPy needed)."""
 import csv
 import math
 
-# Two-sided 95% t quantiles for 1..30 degrees of freedom; beyond, the normal 1.96.
-_T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
-        2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
-        2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+
+def _betacf(a, b, x):
+    """The continued fraction of the regularized incomplete beta function (modified Lentz)."""
+    tiny, c, d = 1e-300, 1.0, 1.0 - (a + b) * x / (a + 1)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 300):
+        for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                    -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1.0 + num * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + num / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-14:
+            break
+    return h
 
 
-def mean_ci(values):
-    """(mean, half-width of the 95% CI, n). One value: CI 0 (no spread can be estimated)."""
+def _incomplete_beta(a, b, x):
+    if x <= 0:
+        return 0.0
+    if x >= 1:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1) / (a + b + 2):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1 - x) / b
+
+
+def t_cdf(t, df):
+    """P(T <= t) for Student's t with df degrees of freedom."""
+    tail = 0.5 * _incomplete_beta(df / 2, 0.5, df / (df + t * t))
+    return 1 - tail if t >= 0 else tail
+
+
+def t_quantile(level, df):
+    """The two-sided `level` quantile of Student's t: t with P(|T| <= t) = level (4.303 for
+    0.95 and 2 degrees of freedom)."""
+    p, lo, hi = 0.5 + level / 2, 0.0, 1.0
+    while t_cdf(hi, df) < p:
+        hi *= 2
+    for _ in range(100):  # bisection: t_cdf is monotone; 100 halvings reach float precision
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if t_cdf(mid, df) < p else (lo, mid)
+    return (lo + hi) / 2
+
+
+def mean_ci(values, level=0.95):
+    """(mean, half-width of the `level` CI, n). One value: CI 0 (no spread can be estimated)."""
     vals = [v for v in values if v is not None and not math.isnan(v)]
     n = len(vals)
     if n == 0:
@@ -19,8 +61,7 @@ def mean_ci(values):
     if n == 1:
         return m, 0.0, 1
     sd = math.sqrt(sum((v - m) ** 2 for v in vals) / (n - 1))
-    t = _T95[n - 2] if n - 1 <= len(_T95) else 1.96
-    return m, t * sd / math.sqrt(n), n
+    return m, t_quantile(level, n - 1) * sd / math.sqrt(n), n
 
 
 def number(v):

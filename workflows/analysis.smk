@@ -2,8 +2,29 @@
 # claims and the report. These are light jobs that may run in parallel with each other.
 
 
+def trial_path(scale, exp, trial):
+    return f"results/{scale}/trials/{exp}/{trial['id']}.json"
+
+
+def first_look_files(scale, exp):
+    """The experiment's first `reps` repetitions (every trial of an experiment without a top-up)."""
+    return [trial_path(scale, exp, t) for t in PLAN[scale][exp][1] if not t["top_up"]]
+
+
+def two_look_experiments(scale):
+    """Experiments that add repetitions when a claim on them is undecided (analysis/sequential.py)."""
+    return [e for e, (_, trials) in PLAN[scale].items() if any(t["top_up"] for t in trials)]
+
+
 def trial_files(scale, exp):
-    return [f"results/{scale}/trials/{exp}/{t['id']}.json" for t in PLAN[scale][exp][1]]
+    """The experiment's trials: its first repetitions, and its top-up repetitions when the
+    top_up checkpoint found a claim on it undecided."""
+    trials = PLAN[scale][exp][1]
+    if exp in two_look_experiments(scale):
+        with open(checkpoints.top_up.get(scale=scale, exp=exp).output.decision) as f:
+            if not json.load(f)["top_up"]:
+                trials = [t for t in trials if not t["top_up"]]
+    return [trial_path(scale, exp, t) for t in trials]
 
 
 def solo_files(scale, exp):
@@ -12,6 +33,25 @@ def solo_files(scale, exp):
         return []
     profiles = sorted({t["profile"] for t in trials if t["profile"] != "none"})
     return [f"results/{scale}/trials/{exp}/solo-{p}.json" for p in profiles]
+
+
+checkpoint top_up:
+    """The first look of a two-look experiment: its claims judged on its first repetitions
+    (a table of those alone); the decision says whether its top-up repetitions run."""
+    input:
+        trials=lambda wc: first_look_files(wc.scale, wc.exp),
+        solo=lambda wc: solo_files(wc.scale, wc.exp),
+        claims=config["claims"],
+    output:
+        decision="results/{scale}/top-up/{exp}.json",
+        table="results/{scale}/top-up/{exp}.csv",
+    params:
+        figure=lambda wc: PLAN[wc.scale][wc.exp][0]["figure"],
+    shell:
+        "{PY:q} -m analysis.aggregate --experiment {wildcards.exp} --figure {params.figure:q} "
+        "--out {output.table} --solo {input.solo} -- {input.trials} && "
+        "{PY:q} -m analysis.top_up --experiment {wildcards.exp} --claims {input.claims:q} "
+        "--table {output.table} --out {output.decision}"
 
 
 rule table:
@@ -52,8 +92,10 @@ rule summary:
         claims=config["claims"],
     output:
         "results/{scale}/tables/summary.csv",
+    params:
+        two_looks=lambda wc: shlex.join(["--two-looks", *two_look_experiments(wc.scale)]),
     shell:
-        "{PY:q} -m analysis.claims --claims {input.claims} --out {output} {input.tables}"
+        "{PY:q} -m analysis.claims --claims {input.claims} {params.two_looks} --out {output} -- {input.tables}"
 
 
 rule report:

@@ -161,10 +161,14 @@ def _slug(value):
 
 def expand(exp, scale, cfg, cores=None):
     """The experiment's trials at this scale: a list of dicts with id, profile, setup, rep,
-    vars (the sweep values), engine (resolved options), argv, baseline (bool)."""
+    vars (the sweep values), engine (resolved options), argv, baseline (bool), top_up (bool:
+    a repetition that runs only when a claim is undecided after the first ones)."""
     cores = cores or len(os.sched_getaffinity(0))
     reps = at_scale(exp.get("reps", cfg["reps"]), scale)
     reps = at_scale(reps, scale) if isinstance(reps, dict) else reps
+    # Repetitions reps .. reps+extra-1 run only when a claim on this experiment is undecided
+    # after the first `reps` (analysis/sequential.py); the workflow's top_up checkpoint decides.
+    extra = int(at_scale(exp.get("top_up", 0), scale) or 0)
     # The configuration's engine options (configs/config.yaml `engine`, e.g. pin) apply to
     # every experiment; the experiment's own engine block and sweep override them.
     engine = {**cfg.get("engine", {}), **exp["engine"]}
@@ -189,7 +193,7 @@ def expand(exp, scale, cfg, cores=None):
         profile = values.get("profile", "none")
         setup = values.get("setup", "cfs")
         count = values.get(COUNT_VAR) if profile != "none" else None
-        for rep in range(reps):
+        for rep in range(reps + extra):
             tid = "-".join(f"{k[:4]}{_slug(values[k])}" for k in names if k in values) or "run"
             tid = f"{'base-' if baseline else ''}{tid}-rep{rep}"
             if tid in seen:
@@ -197,7 +201,7 @@ def expand(exp, scale, cfg, cores=None):
             seen.add(tid)
             trials.append({"id": tid, "profile": profile, "load_count": count, "setup": setup,
                            "rep": rep, "vars": dict(values), "engine": eng, "argv": engine_argv(eng),
-                           "baseline": baseline, "target_s": target_s})
+                           "baseline": baseline, "target_s": target_s, "top_up": rep >= reps})
 
     def no_load(values):  # load_count 0 is the no-load trial, whatever profile it multiplies
         if values.get(COUNT_VAR) == 0:
@@ -305,7 +309,7 @@ _PER_LOAD_CPU = {
     "fixed": 2.2,              # FM, DM: a descheduled thread stalls its partner (1 load ~3x)
     "fixed-pinned": 1.2,       # ... threads pinned: 2.0x with one load, 3.8x with two (bench on 0583f58)
     "fixed-yield": 10.0,       # ... with a yielding GVT barrier: 8-11x with one load (EEVDF)
-    "fixed-conservative": 4.0, # conservative: 5-13x with 1-2 loads in 07a2ac1 (Snakemake-disturbed)
+    "fixed-conservative": 1.4, # conservative: 5.8-6.2 s with one load at a 2.5 s target (568bcc2 pair)
     "adaptive": 0.7,           # ADM/LADM with RAP: 1.7x with one load, 2.3-2.7x with two
     "adaptive-pr": 2.0,        # ... with PR: periodic reactivations, 2.9x with one load
     "adaptive-pi-pr": 10.0,    # PI and PR: every reactivation is detected again (11-13x)
@@ -345,16 +349,25 @@ def estimate_seconds(trial):
 
 
 def estimate_minutes(plan):
+    """Minutes for the plan's trials, not counting top-up repetitions (top_up_minutes)."""
     total, pilots = 0.0, set()
     for exp, trials in plan.values():
         total += ANALYSIS_S_PER_EXPERIMENT
         if exp.get("load_solo"):
             total += SOLO_S * len({t["profile"] for t in trials if t["profile"] != "none"})
         for t in trials:
+            if t.get("top_up"):
+                continue
             total += estimate_seconds(t)
             if t.get("target_s") is not None:
                 pilots.add((key_of(work_of(parse_options(t["argv"])), t["target_s"]), t["target_s"]))
     return (total + sum(pilot_seconds(target) for _, target in pilots)) / 60
+
+
+def top_up_minutes(plan):
+    """(trials, minutes) of the top-up repetitions, were every experiment's to run."""
+    extra = [t for _, trials in plan.values() for t in trials if t.get("top_up")]
+    return len(extra), sum(estimate_seconds(t) for t in extra) / 60
 
 
 def pilot_seconds(target_s):

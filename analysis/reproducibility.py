@@ -13,7 +13,8 @@ Reads each run's tables (results/<scale>/tables/*.csv, summary.csv) and trial re
 - FM's efficiency without a load (share of no-load FM trials at >= 0.95), and how often an
   adaptive mode deactivated a thread without a load (the engine's count, or a timeline
   sample below its threads), also by mode and detector;
-- trials marked disturbed, and re-runs.
+- trials marked disturbed, and re-runs;
+- which two-look experiments added repetitions, and the first-look verdicts that asked.
 
 Exit 0 when it could read both runs (whatever they say), 2 when a folder is not a run."""
 import argparse
@@ -106,6 +107,22 @@ def trial_facts(run, min_engine_s):
             "steal": steal, "drift": _block_drift(no_load_walls)}
 
 
+def top_ups(run):
+    """'fig03-... (opt_vs_cons inconclusive)' per two-look experiment that added repetitions,
+    from the workflow's first-look decisions (results/<scale>/top-up/*.json)."""
+    added, looked = [], 0
+    for p in sorted((Path(run) / "top-up").glob("*.json")):
+        try:
+            d = json.loads(p.read_text())
+        except (OSError, ValueError):
+            continue
+        looked += 1
+        if d.get("top_up"):
+            asked = ", ".join(f"{c} {v['verdict']}" for c, v in d.get("claims", {}).items() if v["verdict"] == "inconclusive")
+            added.append(f"{p.stem} ({asked})")
+    return f"{len(added)} of {looked}" + (f": {'; '.join(added)}" if added else "") if looked else "no two-look experiment"
+
+
 def _by_policy(facts):
     kinds = sorted({x[3] for x in facts["adaptive_idle"]})
     return ", ".join(f"{k} {sum(x[2] for x in facts['adaptive_idle'] if x[3] == k)}/"
@@ -167,6 +184,7 @@ def report(a, b, figures, min_engine_s):
     ]
     for name, f in rows:
         lines.append(f"| {name} | {f(fa)} | {f(fb)} |")
+    lines.append(f"| two-look experiments that added repetitions | {top_ups(a)} | {top_ups(b)} |")
     idle = [(r, e, t) for r, facts in (("A", fa), ("B", fb)) for e, t, d, _ in facts["adaptive_idle"] if d]
     if idle:
         lines += ["", "No-load adaptive trials that deactivated a thread: " + "; ".join(f"{r}: {e}/{t}" for r, e, t in idle) + "."]

@@ -88,3 +88,18 @@ def test_first_block_drift_and_hypervisor_steal(tmp_path):
     b = _run(tmp_path, "b", "agrees", [2.0, 2.2, 2.4])  # records without steal_cpu_s: older runs
     assert "| hypervisor steal during engine runs, total (most in one run) | not recorded |" in \
         reproducibility.report(b, b, ["fig01-fm-slowdown"], 2.0)
+
+
+def test_two_look_experiments_that_added_repetitions(tmp_path):
+    """The first-look decisions the workflow left (results/<scale>/top-up/*.json): which
+    experiments added repetitions, and the claims that asked; a run without any says so."""
+    a = _run(tmp_path, "a", "agrees", [2.0, 2.2, 2.4])
+    b = _run(tmp_path, "b", "agrees", [2.0, 2.2, 2.4])
+    (a / "top-up").mkdir()
+    (a / "top-up" / "fig03-optimistic-vs-conservative.json").write_text(json.dumps(
+        {"top_up": True, "claims": {"opt_vs_cons": {"verdict": "inconclusive", "reason": "straddles"}}}))
+    (a / "top-up" / "fig15-pcs.json").write_text(json.dumps(
+        {"top_up": False, "claims": {"pcs": {"verdict": "differs", "reason": "below"}}}))
+    text = reproducibility.report(a, b, ["fig01-fm-slowdown"], 2.0)
+    assert ("| two-look experiments that added repetitions | 1 of 2: fig03-optimistic-vs-conservative "
+            "(opt_vs_cons inconclusive) | no two-look experiment |") in text

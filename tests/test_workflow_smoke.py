@@ -324,3 +324,23 @@ def test_repetitions_run_block_by_block(tmp_path):
     for inputs, _, rep in blocks:
         earlier = set(re.findall(r"-rep(\d)\.json", inputs))
         assert earlier == ({str(int(rep) - 1)} if rep != "0" else set()), (rep, inputs)
+
+
+def test_experiments_run_one_after_another(tmp_path):
+    """Trials of earlier experiments have the higher priority (Snakemake runs the ready job
+    of highest priority), so each experiment's blocks run back to back instead of
+    interleaving with other experiments'; it is an ordering, not a dependency: a target of
+    the second experiment alone plans only its own trials."""
+    exps = {name: tmp_path / f"{name}.yaml" for name in ("first", "second")}
+    for p in exps.values():
+        p.write_text(EDITABLE.replace("plot:", "reps: {smoke: 2, quick: 2, paper: 2}\nplot:"))
+    work = tmp_path / "work"
+    only = "experiments=[" + ",".join(str(p) for p in exps.values()) + "]"
+    r = snakemake(work, "-n", "--config", only, "scale=smoke", "--",
+                  *(f"results/smoke/tables/{n}.csv" for n in exps), timeout=120)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    jobs = re.findall(r"rule trial:\n(?:\s+\S.*\n)*?\s+output: results/smoke/trials/(\w+)/\S+\n(?:\s+\S.*\n)*?"
+                      r"\s+priority: (\d+)", r.stdout)
+    assert sorted(jobs) == [("first", "2")] * 2 + [("second", "1")] * 2, r.stdout[-3000:]
+    r = snakemake(work, "-n", "--config", only, "scale=smoke", "--", "results/smoke/tables/second.csv", timeout=120)
+    assert r.returncode == 0 and "/trials/first/" not in r.stdout, (r.stdout + r.stderr)[-3000:]

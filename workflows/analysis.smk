@@ -45,6 +45,7 @@ checkpoint top_up:
     output:
         decision="results/{scale}/top-up/{exp}.json",
         table="results/{scale}/top-up/{exp}.csv",
+    priority: lambda wc: experiment_priority(wc.scale, wc.exp)  # its top-up follows its first look
     params:
         figure=lambda wc: PLAN[wc.scale][wc.exp][0]["figure"],
     shell:

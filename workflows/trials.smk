@@ -9,6 +9,16 @@
 # by pilot runs the first time its configuration runs; a disturbed trial is run again
 # (config: disturbed_reruns, disturbed_threshold) and the last run kept, marked.
 
+def experiment_priority(scale, exp):
+    """Trials of earlier experiments first (Snakemake runs the ready job of highest
+    priority): each experiment's repetition blocks then run back to back, so a block's
+    loaded trials and its own no-load runs are minutes closer in time than when experiments
+    interleave, and the machine's drift falls within a block. An ordering, not a dependency:
+    one experiment's target still runs only its trials, and a cluster still runs them at once."""
+    names = list(PLAN[scale])
+    return len(names) - names.index(exp)
+
+
 def trial_of(wc):
     try:
         return TRIALS[(wc.scale, wc.exp, wc.tid)]
@@ -38,6 +48,7 @@ rule trial:
     threads: workflow.cores
     resources:
         trial_slot=1,
+    priority: lambda wc: experiment_priority(wc.scale, wc.exp)
     params:
         cmd=lambda wc, output: shlex.join([
             *AIRLAB, "trial", *runner_args(trial_of(wc)),  # --profile [--load-count] --setup --rep
@@ -69,6 +80,7 @@ rule load_solo:
     threads: workflow.cores
     resources:
         trial_slot=1,
+    priority: lambda wc: experiment_priority(wc.scale, wc.exp)
     params:
         cmd=lambda wc, output: shlex.join([*AIRLAB, "load", wc.profile, "--duration", "8", "--json", output[0]]),
     shell:

@@ -13,11 +13,10 @@ import sys
 
 from airbase.atomic import write_atomic
 from analysis import claims as claims_mod
-from analysis.sequential import top_up_reps
 from analysis import locality
 from analysis.recorded_machine import machine_facts
 from analysis.stats import number as _f, read_rows, series_of
-from workflows.experiments import at_scale, load_counts, load_experiment
+from workflows.experiments import at_scale, load_counts, load_experiment, top_up_reps
 
 
 def _values(v):

@@ -12,20 +12,8 @@ Two looks are two chances of a wrong verdict, so both use 97.5% intervals: by Bo
 at most 2.5% + 2.5% = 5% overall, whatever the looks' sizes. The summary's interval column
 says which design a claim had. Experiments without a top-up keep single-look 95% intervals.
 """
-from workflows.experiments import at_scale
-
 SINGLE_LOOK = 0.95
 TWO_LOOKS = 0.975
-
-
-def top_up_reps(exp, scale):
-    """Repetitions the experiment adds at this scale when a claim is undecided (0: none)."""
-    return int(at_scale(exp.get("top_up", 0), scale) or 0)
-
-
-def interval_level(exp, scale):
-    """The confidence level of the intervals of the claims that read this experiment."""
-    return TWO_LOOKS if scale is not None and top_up_reps(exp, scale) else SINGLE_LOOK
 
 
 def interval_text(level):

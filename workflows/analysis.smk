@@ -20,7 +20,7 @@ def trial_files(scale, exp):
     """The experiment's trials: its first repetitions, and its top-up repetitions when the
     top_up checkpoint found a claim on it undecided."""
     trials = PLAN[scale][exp][1]
-    if exp in two_look_experiments(scale):
+    if any(t["top_up"] for t in trials):
         with open(checkpoints.top_up.get(scale=scale, exp=exp).output.decision) as f:
             if not json.load(f)["top_up"]:
                 trials = [t for t in trials if not t["top_up"]]

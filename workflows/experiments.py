@@ -138,6 +138,11 @@ def at_scale(value, scale):
     return value
 
 
+def top_up_reps(exp, scale):
+    """Repetitions the experiment adds at this scale when a claim on it is undecided (0: none)."""
+    return int(at_scale(exp.get("top_up", 0), scale) or 0)
+
+
 def _engine_value(v, cores):
     if isinstance(v, str) and v.startswith("cores"):
         return resolve_count(v, cores)
@@ -168,7 +173,7 @@ def expand(exp, scale, cfg, cores=None):
     reps = at_scale(reps, scale) if isinstance(reps, dict) else reps
     # Repetitions reps .. reps+extra-1 run only when a claim on this experiment is undecided
     # after the first `reps` (analysis/sequential.py); the workflow's top_up checkpoint decides.
-    extra = int(at_scale(exp.get("top_up", 0), scale) or 0)
+    extra = top_up_reps(exp, scale)
     # The configuration's engine options (configs/config.yaml `engine`, e.g. pin) apply to
     # every experiment; the experiment's own engine block and sweep override them.
     engine = {**cfg.get("engine", {}), **exp["engine"]}

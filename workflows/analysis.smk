@@ -55,6 +55,17 @@ checkpoint top_up:
         "--table {output.table} --out {output.decision}"
 
 
+# An experiment's table and figure run as soon as its trials are done, between the next
+# experiment's trials (they never run beside one: a trial claims every core). With a lower
+# priority than the trials they would wait, ready, until the last trial, and Snakemake
+# re-weighs every ready job at each scheduling pass (by priority, then by the sizes of its
+# inputs: a table reads all its experiment's trials): in a run at 664fa61 its own CPU
+# during engine runs grew from 0.3% to 12% of a core as finished experiments piled up
+# (2% at most when tables ran at once), and in that run no-load adaptive trials
+# deactivated a thread in 34% of the runs (0-1% in the runs before it).
+ANALYSIS_PRIORITY = 10**6
+
+
 rule table:
     input:
         trials=lambda wc: trial_files(wc.scale, wc.exp),
@@ -63,6 +74,7 @@ rule table:
         "results/{scale}/tables/{exp}.csv",
     wildcard_constraints:
         exp=r"(?!summary\.csv)[A-Za-z0-9.\-]+",  # any experiment; tables/summary.csv is the claims rule's (the lookahead sees the rest of the path)
+    priority: ANALYSIS_PRIORITY
     params:
         figure=lambda wc: PLAN[wc.scale][wc.exp][0]["figure"],
     shell:
@@ -80,6 +92,7 @@ rule figure:
         svg="results/{scale}/figures/{exp}.svg",
         # the lab report's caption, for `snakemake --report` (figure.rst includes it)
         caption="results/{scale}/figures/{exp}.caption.html",
+    priority: ANALYSIS_PRIORITY
     shell:
         "{PY:q} -m analysis.figures --experiment {wildcards.exp} --table {input.table} "
         "--out {output.png} --trials {input.trials} && "

@@ -149,6 +149,27 @@ def test_calibrated_trials_carry_a_target_not_an_end_time(tmp_path):
             assert ("--target-s" in runner_args(t)) == (target is not None)
 
 
+@pytest.mark.parametrize("scale", ["quick", "paper"])
+def test_block_order_puts_each_baseline_just_before_its_loaded_trials(scale):
+    """In every shipped experiment's block order a loaded trial's baseline runs before it
+    and only trials sharing that baseline run between the two; each block is numbered
+    0, 1, 2, ... (the workflow's priorities: workflows/trials.smk)."""
+    from workflows.experiments import baseline_key, block_order
+    for name, (exp, trials) in all_trials(load_config(), scale).items():
+        order = block_order(trials)
+        for rep in {t["rep"] for t in trials}:
+            block = sorted((t for t in trials if t["rep"] == rep), key=lambda t: order[t["id"]])
+            assert [order[t["id"]] for t in block] == list(range(len(block))), name
+            for i, t in enumerate(block):
+                if t["profile"] == "none":
+                    continue
+                key = baseline_key(t)
+                base = [j for j, b in enumerate(block) if b["profile"] == "none" and baseline_key(b) == key]
+                if not base:  # no-baseline experiments (timelines, baselines: false)
+                    continue
+                assert base[0] < i and all(baseline_key(b) == key for b in block[base[0]:i]), (name, t["id"])
+
+
 def test_baselines_can_be_left_out_and_blocks_follow_each_other(tmp_path):
     from workflows.experiments import previous_block
     exp = load_experiment(write(tmp_path, GOOD.replace("profile: [none, cpu-1]", "profile: [cpu-1]")))

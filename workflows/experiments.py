@@ -258,6 +258,25 @@ def baseline_key(trial):
     return json.dumps(trial["engine"], sort_keys=True)
 
 
+def block_order(trials):
+    """{trial id: its place in its repetition block}: the trials that share a no-load
+    baseline (baseline_key) next to each other, the baseline first, groups in the order of
+    the experiment's trial list. Run in this order, a loaded trial is seconds from the
+    baseline its slowdown is taken against, not most of a block away, so a change of the
+    machine's speed within a block rarely falls between the two sides of a ratio."""
+    groups = {}
+    for t in trials:
+        groups.setdefault(baseline_key(t), []).append(t)
+    order = {}
+    for rep in sorted({t["rep"] for t in trials}):
+        place = 0
+        for members in groups.values():
+            for t in sorted((t for t in members if t["rep"] == rep), key=lambda t: t["profile"] != "none"):
+                order[t["id"]] = place
+                place += 1
+    return order
+
+
 def all_trials(cfg, scale, only=None, cores=None):
     """{experiment name: (experiment, [trials])} for the experiments of this run (on a
     machine with `cores` CPUs: this one unless given)."""
@@ -282,7 +301,7 @@ def all_trials(cfg, scale, only=None, cores=None):
 # per unit, PCS with 2048 cells per PE ~0.35 s per 1000). Used to print an estimate and to
 # keep the quick scale within its budget (tests/test_experiment_config.py); a busy machine
 # takes longer.
-TRIAL_OVERHEAD_S = 0.8  # cd81203: runner start to engine start 0.28 s + Snakemake's gap 0.21 s (medians), more at p90
+TRIAL_OVERHEAD_S = 0.86  # cd81203: runner start to engine start 0.28 s + Snakemake's gap 0.21 s (medians), more at p90; + the machine-speed probe before and after (2 x ~0.03 s)
 ANALYSIS_S_PER_EXPERIMENT = 5.0
 SOLO_S = 9.0
 

@@ -9,6 +9,10 @@
 # by pilot runs the first time its configuration runs; a disturbed trial is run again
 # (config: disturbed_reruns, disturbed_threshold) and the last run kept, marked.
 
+# Room for one experiment's repetition block in the priorities below (checked).
+BLOCK_SPAN = 1000
+
+
 def experiment_priority(scale, exp):
     """Trials of earlier experiments first (Snakemake runs the ready job of highest
     priority): each experiment's repetition blocks then run back to back, so a block's
@@ -16,7 +20,21 @@ def experiment_priority(scale, exp):
     interleave, and the machine's drift falls within a block. An ordering, not a dependency:
     one experiment's target still runs only its trials, and a cluster still runs them at once."""
     names = list(PLAN[scale])
-    return len(names) - names.index(exp)
+    return (len(names) - names.index(exp)) * BLOCK_SPAN
+
+
+_BLOCK_ORDER = {}
+
+
+def trial_priority(wc):
+    """The experiment's priority, and within a repetition block each no-load baseline just
+    before the loaded trials taken against it (workflows/experiments.py, block_order)."""
+    key = (wc.scale, wc.exp)
+    if key not in _BLOCK_ORDER:
+        _BLOCK_ORDER[key] = block_order(PLAN[wc.scale][wc.exp][1])
+        if len(_BLOCK_ORDER[key]) and max(_BLOCK_ORDER[key].values()) >= BLOCK_SPAN - 1:
+            raise WorkflowError(f"{wc.exp}: a repetition block of more than {BLOCK_SPAN - 2} trials")
+    return experiment_priority(wc.scale, wc.exp) + BLOCK_SPAN - 1 - _BLOCK_ORDER[key].get(wc.tid, 0)
 
 
 def trial_of(wc):
@@ -48,7 +66,7 @@ rule trial:
     threads: workflow.cores
     resources:
         trial_slot=1,
-    priority: lambda wc: experiment_priority(wc.scale, wc.exp)
+    priority: trial_priority
     params:
         cmd=lambda wc, output: shlex.join([
             *AIRLAB, "trial", *runner_args(trial_of(wc)),  # --profile [--load-count] --setup --rep

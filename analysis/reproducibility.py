@@ -13,7 +13,8 @@ Reads each run's tables (results/<scale>/tables/*.csv, summary.csv) and trial re
 - FM's efficiency without a load (share of no-load FM trials at >= 0.95), and how often an
   adaptive mode deactivated a thread without a load (the engine's count, or a timeline
   sample below its threads), also by mode and detector;
-- trials marked disturbed, and re-runs;
+- trials marked disturbed, and re-runs; the workflow's own CPU (Snakemake) during engine runs;
+- trials whose machine-speed probe ran slow against the run's median (analysis/machine_speed.py);
 - which two-look experiments added repetitions, and the first-look verdicts that asked.
 
 Exit 0 when it could read both runs (whatever they say), 2 when a folder is not a run."""
@@ -23,6 +24,7 @@ import statistics
 import sys
 from pathlib import Path
 
+from analysis import machine_speed
 from analysis.figures import grouped
 from analysis.stats import read_rows
 from workflows.experiments import ExperimentError, load_experiment
@@ -80,7 +82,7 @@ def _block_drift(no_load):
 
 def trial_facts(run, min_engine_s):
     walls, short, fm_eff, adaptive_idle, disturbed, reruns, n = [], [], [], [], 0, 0, 0
-    steal, no_load_walls = [], {}
+    steal, no_load_walls, workflow_share = [], {}, []
     for exp, d in trials(run):
         n += 1
         eng = d["engine"]
@@ -98,13 +100,16 @@ def trial_facts(run, min_engine_s):
             key = (exp, json.dumps(cfg, sort_keys=True), (d.get("setup") or {}).get("name"))
             no_load_walls.setdefault(key, {})[d["trial"].get("rep", 0)] = eng["wall_s"]
         nz = d.get("noise") or {}
+        wf = (nz.get("runner_parts_cpu_s") or {}).get("workflow")
+        if wf is not None and nz.get("window_s"):
+            workflow_share.append(wf / nz["window_s"])
         if "steal_cpu_s" in nz:
             steal.append((nz["steal_cpu_s"], exp, d["trial"]["id"]))
         disturbed += bool(nz.get("disturbed"))
         reruns += nz.get("reruns") or 0
     return {"n": n, "shortest": min(walls) if walls else None, "short": short, "fm_eff": fm_eff,
             "adaptive_idle": adaptive_idle, "disturbed": disturbed, "reruns": reruns,
-            "steal": steal, "drift": _block_drift(no_load_walls)}
+            "steal": steal, "drift": _block_drift(no_load_walls), "workflow_share": workflow_share}
 
 
 def top_ups(run):
@@ -131,6 +136,16 @@ def _by_policy(facts):
 
 def _pct(k, n):
     return f"{k}/{n} ({100 * k / n:.0f}%)" if n else "none"
+
+
+def _slow_cell(ref, slow, probed):
+    if not probed:
+        return "not recorded"
+    by_exp = {}
+    for _, exp, _, _ in slow:
+        by_exp[exp] = by_exp.get(exp, 0) + 1
+    worst = f", worst {max(slow)[0]:.2f}x" if slow else ""
+    return f"{len(slow)}/{probed}{worst}" + (f" ({', '.join(f'{e} {k}' for e, k in sorted(by_exp.items()))})" if slow else "")
 
 
 def report(a, b, figures, min_engine_s):
@@ -179,12 +194,21 @@ def report(a, b, figures, min_engine_s):
         ("hypervisor steal during engine runs, total (most in one run)", lambda t: (
             f"{sum(x[0] for x in t['steal']):.2f} s ({max(t['steal'])[0]:.2f} s, {max(t['steal'])[1]})"
             if t["steal"] else "not recorded")),
+        ("the workflow's own CPU during engine runs, share of a core: median (max)", lambda t: (
+            f"{statistics.median(t['workflow_share']):.1%} ({max(t['workflow_share']):.1%})"
+            if t["workflow_share"] else "not recorded")),
         ("disturbed trials (kept after re-runs)", lambda t: str(t["disturbed"])),
         ("re-runs of disturbed trials", lambda t: str(t["reruns"])),
     ]
     for name, f in rows:
         lines.append(f"| {name} | {f(fa)} | {f(fb)} |")
     lines.append(f"| two-look experiments that added repetitions | {top_ups(a)} | {top_ups(b)} |")
+    speed = [machine_speed.slow_trials(trials(run)) for run in (a, b)]
+    lines.append(f"| machine probe, run's median: chase / multiply (ns per step) | "
+                 + " | ".join(f"{ref['chase_ns']:.2f} / {ref['compute_ns']:.3f}" if ref else "not recorded"
+                              for ref, _, _ in speed) + " |")
+    lines.append(f"| trials on a slow machine (both probes >= {machine_speed.SLOW_RATIO:.2f}x the run's median) | "
+                 + " | ".join(_slow_cell(*x) for x in speed) + " |")
     idle = [(r, e, t) for r, facts in (("A", fa), ("B", fb)) for e, t, d, _ in facts["adaptive_idle"] if d]
     if idle:
         lines += ["", "No-load adaptive trials that deactivated a thread: " + "; ".join(f"{r}: {e}/{t}" for r, e, t in idle) + "."]

@@ -19,7 +19,7 @@ def _write_csv(path, fields, rows):
 
 
 def _trial(run, exp, tid, mode, wall, eff, loads=(), active=(2, 2), disturbed=False, deactivations=0, rep=0,
-           steal=None, remote=0.1):
+           steal=None, remote=0.1, speed=None, workflow_s=None):
     d = {"status": "ok", "trial": {"id": tid, "rep": rep},
          "engine": {"config": {"mode": mode, "threads": 2, "detector": "pi", "remote": remote,
                                "json": f"/tmp/{tid}/engine.json"}, "wall_s": wall, "efficiency": eff,
@@ -30,6 +30,11 @@ def _trial(run, exp, tid, mode, wall, eff, loads=(), active=(2, 2), disturbed=Fa
          "noise": {"disturbed": disturbed, "reruns": 1 if disturbed else 0}}
     if steal is not None:
         d["noise"]["steal_cpu_s"] = steal
+    if workflow_s is not None:
+        d["noise"].update(window_s=2.0, runner_parts_cpu_s={"workflow": workflow_s})
+    if speed is not None:  # (chase, multiply) ns per step of both probes
+        probe = {"chase_ns": speed[0], "compute_ns": speed[1], "pingpong_ns": 100.0, "cpus": []}
+        d["machine_speed"] = {"before": probe, "after": dict(probe)}
     p = run / "trials" / exp / f"{tid}.json"
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(json.dumps(d))
@@ -103,3 +108,19 @@ def test_two_look_experiments_that_added_repetitions(tmp_path):
     text = reproducibility.report(a, b, ["fig01-fm-slowdown"], 2.0)
     assert ("| two-look experiments that added repetitions | 1 of 2: fig03-optimistic-vs-conservative "
             "(opt_vs_cons inconclusive) | no two-look experiment |") in text
+
+
+def test_slow_machine_and_the_workflows_own_cpu(tmp_path):
+    """Trials whose probes before and after both ran 1.15x the run's median step are
+    counted by experiment; the workflow's CPU during engine runs as a share of a core."""
+    a = _run(tmp_path, "a", "agrees", [2.0, 2.2, 2.4])
+    for i in range(5):
+        _trial(a, "fig08-one-load", f"fm-{i}", "fm", 2.5, 0.98, rep=i, speed=(10.0, 1.3), workflow_s=0.02 * (i + 1))
+    _trial(a, "fig15-pcs", "slow", "fm", 3.0, 0.98, speed=(12.0, 1.3), workflow_s=0.3)
+    text = reproducibility.report(a, a, ["fig01-fm-slowdown"], 2.0)
+    assert "| machine probe, run's median: chase / multiply (ns per step) | 10.00 / 1.300 |" in text
+    assert "| trials on a slow machine (both probes >= 1.15x the run's median) | 1/6, worst 1.20x (fig15-pcs 1) |" in text
+    assert "| the workflow's own CPU during engine runs, share of a core: median (max) | 3.5% (15.0%) |" in text
+    b = _run(tmp_path, "b", "agrees", [2.0, 2.2, 2.4])
+    text = reproducibility.report(b, b, ["fig01-fm-slowdown"], 2.0)
+    assert "| trials on a slow machine (both probes >= 1.15x the run's median) | not recorded | not recorded |" in text

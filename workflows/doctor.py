@@ -88,6 +88,8 @@ def doctor_cmd(args):
     print("engine")
     _line(os.access(AIRPDES, os.X_OK), "airpdes", str(AIRPDES))
     _line(os.access(AIRLOAD, os.X_OK), "airload", str(AIRLOAD))
+    from workflows.machine_speed import AIRPROBE
+    _line(os.access(AIRPROBE, os.X_OK), "airprobe", f"{AIRPROBE} (the machine's speed before and after each trial)")
     _line(os.path.exists("/proc/thread-self/schedstat"), "rq detector",
           "/proc/thread-self/schedstat" + ("" if os.path.exists("/proc/thread-self/schedstat") else " is missing"))
     print("cgroups")

@@ -26,7 +26,7 @@ from airbase.atomic import write_json
 from airbase.paths import AIRPDES, SCHEMAS
 from loads.launcher import LoadSet, load_problems
 from loads.profiles import ProfileError, resolve_profile
-from workflows import calibration as calib, machine, noise, perf
+from workflows import calibration as calib, machine, machine_speed, noise, perf
 from workflows.setups import SetupError, leftovers, open_setup
 
 SCHEMA_ID = "airlab.trial/1"
@@ -317,7 +317,7 @@ def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_una
         "setup": m["setup"], "machine": machine.facts(),
         "commands": [m["argv"]] + [r["argv"] for r in records if r["argv"]],
         "runner": _runner(), "wall_s": engine_result["wall_s"], "warnings": warnings,
-        "clock": m["clock"], "noise": nz,
+        "clock": m["clock"], "noise": nz, "machine_speed": m["machine_speed"],
     }
     if calibration is not None:
         record["calibration"] = calibration
@@ -346,6 +346,7 @@ def _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold):
                          f"running {' '.join(engine_opts)}")
                     tag = f"{trial_id}.{os.getpid()}.{time.monotonic_ns()}"
                     with open(wd / "engine.stderr", "wb") as err:
+                        speed_before = machine_speed.probe()  # before the loads: the bare machine
                         settle_s = noise.settle_workflow()  # Snakemake done with the job before
                         window = noise.Window()
                         t0 = time.monotonic()
@@ -395,6 +396,7 @@ def _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold):
                                         stopped_loads_s=sum(ld.cpu_s or 0.0 for ld in stopped))
                     nz["workflow_settle_s"] = settle_s
                     records = loads.stop()
+                    speed = {"before": speed_before, "after": machine_speed.probe()}
                 applied.applied["observed"] = observed
             setup_record = applied.record()  # after the setup is undone: includes what it saw
             if rc != 0 or not eng_json.exists():
@@ -409,7 +411,7 @@ def _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold):
     finally:
         _kill_group(engine)
     return {"engine": engine_result, "records": records, "timeline": timeline, "perf": counters,
-            "setup": setup_record, "argv": argv, "bare": bare, "noise": nz,
+            "setup": setup_record, "argv": argv, "bare": bare, "noise": nz, "machine_speed": speed,
             "clock": _engine_clock(engine_result, t0, records)}
 
 

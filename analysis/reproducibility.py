@@ -83,7 +83,8 @@ def _block_drift(no_load):
 def trial_facts(run, min_engine_s):
     walls, short, fm_eff, adaptive_idle, disturbed, reruns, n = [], [], [], [], 0, 0, 0
     steal, no_load_walls, workflow_share = [], {}, []
-    for exp, d in trials(run):
+    records = list(trials(run))
+    for exp, d in records:
         n += 1
         eng = d["engine"]
         walls.append((eng["wall_s"], exp, d["trial"]["id"]))
@@ -109,7 +110,8 @@ def trial_facts(run, min_engine_s):
         reruns += nz.get("reruns") or 0
     return {"n": n, "shortest": min(walls) if walls else None, "short": short, "fm_eff": fm_eff,
             "adaptive_idle": adaptive_idle, "disturbed": disturbed, "reruns": reruns,
-            "steal": steal, "drift": _block_drift(no_load_walls), "workflow_share": workflow_share}
+            "steal": steal, "drift": _block_drift(no_load_walls), "workflow_share": workflow_share,
+            "speed": machine_speed.slow_trials(records)}
 
 
 def top_ups(run):
@@ -203,7 +205,7 @@ def report(a, b, figures, min_engine_s):
     for name, f in rows:
         lines.append(f"| {name} | {f(fa)} | {f(fb)} |")
     lines.append(f"| two-look experiments that added repetitions | {top_ups(a)} | {top_ups(b)} |")
-    speed = [machine_speed.slow_trials(trials(run)) for run in (a, b)]
+    speed = [fa["speed"], fb["speed"]]
     lines.append(f"| machine probe, run's median: chase / multiply (ns per step) | "
                  + " | ".join(f"{ref['chase_ns']:.2f} / {ref['compute_ns']:.3f}" if ref else "not recorded"
                               for ref, _, _ in speed) + " |")

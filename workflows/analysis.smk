@@ -61,8 +61,8 @@ checkpoint top_up:
 # re-weighs every ready job at each scheduling pass (by priority, then by the sizes of its
 # inputs: a table reads all its experiment's trials): in a run at 664fa61 its own CPU
 # during engine runs grew from 0.3% to 12% of a core as finished experiments piled up
-# (2% at most when tables ran at once), and in that run no-load adaptive trials
-# deactivated a thread in 34% of the runs (0-1% in the runs before it).
+# (7a3b582, whose tables ran between trials: median 2%, p90 3%), and in that run no-load
+# adaptive trials deactivated a thread in 34% of the runs (0-1% in the runs before it).
 ANALYSIS_PRIORITY = 10**6
 
 

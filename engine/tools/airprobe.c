@@ -39,7 +39,7 @@ typedef struct {
     int cpu;
     long steps;
     double chase_ns, compute_ns;
-    int failed;
+    int failed; /* the error pinning to cpu gave (or ENOMEM), 0 when it ran */
 } probe_thread;
 
 static pthread_barrier_t start_line;
@@ -88,7 +88,7 @@ static void *probe_cpu(void *arg)
     probe_thread *p = arg;
     size_t n = CHASE_BYTES / sizeof(uint32_t);
     uint32_t *next = make_cycle(n, 0x9e3779b97f4a7c15ULL + (uint64_t)p->cpu);
-    if (pin(p->cpu) != 0 || !next) p->failed = 1;
+    p->failed = next ? pin(p->cpu) : ENOMEM;
     pthread_barrier_wait(&start_line); /* every CPU measures at the same time */
     if (p->failed) {
         if (next) munmap(next, n * sizeof *next);
@@ -110,6 +110,7 @@ static void *probe_cpu(void *arg)
 }
 
 static _Alignas(64) atomic_int ball;
+static atomic_int pingpong_failed; /* either side: the other must not wait for the ball */
 
 typedef struct {
     int cpu, me;
@@ -120,9 +121,10 @@ typedef struct {
 static void *pingpong(void *arg)
 {
     pingpong_side *s = arg;
-    if (pin(s->cpu) != 0) s->failed = 1;
+    s->failed = pin(s->cpu);
+    if (s->failed) atomic_store(&pingpong_failed, 1);
     pthread_barrier_wait(&start_line);
-    if (s->failed) return NULL;
+    if (atomic_load(&pingpong_failed)) return NULL;
     for (int c = 0; c < PINGPONG_CHUNKS; c++) {
         double t0 = seconds(CLOCK_MONOTONIC);
         for (int i = 0; i < PINGPONG_PER_CHUNK; i++) {
@@ -191,10 +193,10 @@ int main(int argc, char **argv)
         pt[i] = (probe_thread){.cpu = cpus[i], .steps = steps};
         if (pthread_create(&tid[i], NULL, probe_cpu, &pt[i]) != 0) return usage("cannot start a thread");
     }
-    int failed = 0;
+    int failed = 0, failed_cpu = -1;
     for (int i = 0; i < ncpu; i++) {
         pthread_join(tid[i], NULL);
-        failed |= pt[i].failed;
+        if (pt[i].failed && !failed) failed = pt[i].failed, failed_cpu = pt[i].cpu;
     }
     pthread_barrier_destroy(&start_line);
 
@@ -208,12 +210,13 @@ int main(int argc, char **argv)
             if (pthread_create(&pp[i], NULL, pingpong, &side[i]) != 0) return usage("cannot start a thread");
         for (int i = 0; i < 2; i++) pthread_join(pp[i], NULL);
         pthread_barrier_destroy(&start_line);
-        failed |= side[0].failed | side[1].failed;
+        for (int i = 0; i < 2; i++)
+            if (side[i].failed && !failed) failed = side[i].failed, failed_cpu = side[i].cpu;
         qsort(side[0].chunk_ns, PINGPONG_CHUNKS, sizeof(double), cmp_double);
         pingpong_ns = side[0].chunk_ns[PINGPONG_CHUNKS / 2];
     }
     if (failed) {
-        fprintf(stderr, "airprobe: cannot pin a thread to one of the CPUs (%s)\n", strerror(errno ? errno : EINVAL));
+        fprintf(stderr, "airprobe: cannot pin a thread to CPU %d (%s)\n", failed_cpu, strerror(failed));
         return 3;
     }
 

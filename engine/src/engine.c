@@ -1,4 +1,5 @@
 /* Set-up, run and tear-down of one simulation, the final checksum and the JSON report. */
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,7 @@ air_engine *air_engine_create(air_options *o)
     e->sync = policy(air_sync_list, "sync", o->sync);
     e->barrier_wait = policy(air_barrier_wait_list, "barrier-wait", o->barrier_wait);
     if (e->barrier_wait->resolve) e->barrier_wait = e->barrier_wait->resolve(o);
+    e->loadavg_fd = e->barrier_wait->reads_runnable ? open("/proc/loadavg", O_RDONLY | O_CLOEXEC) : -1;
     /* Adaptation keeps its own cadence, in iterations, whatever the GVT interval: detection
      * every detect_interval iterations and a reactivation attempt every 40 detection
      * periods, at the first GVT round after it (32 and 1280 iterations by default, as with
@@ -277,6 +279,7 @@ void air_engine_destroy(air_engine *e)
         pthread_mutex_destroy(&e->threads[i].mu);
         pthread_cond_destroy(&e->threads[i].cv);
     }
+    if (e->loadavg_fd >= 0) close(e->loadavg_fd);
     air_pool_shared_destroy(&e->pool);
     free(e->pes);
     free(e->threads);

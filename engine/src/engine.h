@@ -121,6 +121,7 @@ typedef struct air_barrier_wait {
     /* set only for a choice made at start-up (auto): the policy it stands for */
     const struct air_barrier_wait *(*resolve)(const air_options *o);
     int tracks_cpu;  /* reads air_thread.cpu, which the loop then keeps up to date */
+    int reads_runnable; /* reads the machine's runnable tasks (air_engine.loadavg_fd) */
 } air_barrier_wait;
 
 typedef struct air_sync {
@@ -161,6 +162,7 @@ struct air_engine {
     _Atomic uint64_t bar_gen __attribute__((aligned(64)));
     _Atomic uint32_t bar_word;     /* futex word of the block wait policy (bar_gen's low bits) */
     _Atomic int bar_sleepers;      /* threads asleep on bar_word */
+    int loadavg_fd;                /* /proc/loadavg for a wait that reads_runnable, else -1 */
     _Atomic uint64_t gvt_bits __attribute__((aligned(64)));
     _Atomic uint64_t gvt_round;
     _Atomic int done;
@@ -224,6 +226,6 @@ extern const air_detector air_detector_apte, air_detector_pi, air_detector_rq;
 extern const air_reactivation air_reactivation_pr, air_reactivation_rap;
 extern const air_sync air_sync_optimistic, air_sync_conservative;
 extern const air_barrier_wait air_barrier_wait_auto, air_barrier_wait_spin, air_barrier_wait_yield,
-    air_barrier_wait_block, air_barrier_wait_adaptive;
+    air_barrier_wait_block, air_barrier_wait_adaptive, air_barrier_wait_idle_yield;
 
 #endif

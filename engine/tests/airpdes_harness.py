@@ -39,6 +39,13 @@ def run(*args, expect_rc=0, timeline=False):
         return j, p.stderr
 
 
+def registry_names(kind):
+    """The names airpdes --describe lists under `kind` (e.g. "barrier_waits"), so a policy
+    added to the engine's registry is tested without editing the test."""
+    p = subprocess.run([AIRPDES, "--describe"], capture_output=True, text=True, check=True, timeout=RUN_TIMEOUT_S)
+    return [x["name"] for x in json.loads(p.stdout)[kind]]
+
+
 def fail(msg):
     failures.append(msg)
     print("FAIL:", msg, flush=True)

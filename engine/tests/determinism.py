@@ -11,7 +11,7 @@ Small PHOLD models (a few PEs x 60-120 LPs) with a short GVT interval, so each r
 tens of milliseconds yet crosses many GVT rounds, rollbacks and (de)activations."""
 import itertools
 
-from airpdes_harness import assert_same, check, cpu_competitor, finish, on_off_competitor, run
+from airpdes_harness import assert_same, check, cpu_competitor, finish, on_off_competitor, registry_names, run
 
 # (mode, threads, pes, extra options): every mode, 1-4 threads, PEs >= threads, every
 # detector and reactivation policy (some judging from the first iteration on:
@@ -103,9 +103,9 @@ with cpu_competitor():
 check_exercised("CPU competitor", ["deactivations", "reactivations", "non_primary_iterations"])
 
 # Every GVT-barrier wait policy and the optimism window, alone and beside a CPU-bound
-# competitor (where a waiter spins, yields, sleeps on the futex or sleeps because its
-# partner is queued on its CPU): how a thread waits must never change what is committed.
-WAITS = ["spin", "yield", "block", "adaptive", "auto"]
+# competitor (where a waiter spins, yields, sleeps on the futex, sleeps because its partner
+# is queued on its CPU, or yields only while nothing else is runnable): how a thread waits must never change what is committed.
+WAITS = registry_names("barrier_waits")  # every policy the engine registers, auto included
 for wait in WAITS:
     for window in (0, 2):
         opts = ["--barrier-wait", wait, "--optimism-window", window, "--barrier-spin-us", 20]

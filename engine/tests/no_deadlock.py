@@ -6,9 +6,10 @@ reproducible; each run is printed."""
 import random
 import threading
 
-from airpdes_harness import assert_same, cpu_competitor, finish, run
+from airpdes_harness import assert_same, cpu_competitor, finish, registry_names, run
 
 RUNS = 200
+WAITS = registry_names("barrier_waits")  # every policy the engine registers
 rnd = random.Random(2026)          # the runs: reproducible
 flap_rnd = random.Random(7)       # the competitor's timing (its own stream)
 stop = threading.Event()
@@ -36,7 +37,7 @@ try:
         extra = ["--batch", rnd.choice([1, 4, 24]), "--gvt-interval", rnd.choice([4, 16, 128]),
                  "--detector", rnd.choice(["apte", "pi", "rq"]),
                  "--reactivation", rnd.choice(["pr", "rap"]), "--n-batch", rnd.choice([1, 10]),
-                 "--barrier-wait", rnd.choice(["auto", "spin", "yield", "block", "adaptive"]),
+                 "--barrier-wait", rnd.choice(WAITS),
                  "--barrier-spin-us", rnd.choice([0, 50, 2000]), "--optimism-window", rnd.choice([0, 0, 1, 3])]
         extra += rnd.choice([[], ["--pin"]])
         key = tuple(map(str, model))

@@ -241,6 +241,32 @@ def judge_part(rows, part, table, label="", level=SINGLE_LOOK):
     return combine(results, label), "; ".join(f"{r.label}: {r.brief()}" for r in results)
 
 
+def level_samples(claim, tables):
+    """[(label, Sample)] of every level a claim is judged at (each part, each level of its
+    `each`), the per-repetition values its verdict rests on; [] when its table is missing
+    or the machine cannot measure it. For comparing runs (analysis.reproducibility)."""
+    table = tables.get(claim["table"])
+    if table is None or not table.rows or claim.get("statistic", {}).get("kind") == "not_measurable":
+        return []
+    rows = select(table.rows, claim.get("where"))
+    if _unmeasurable(claim, rows):
+        return []
+    out = []
+    for i, p in enumerate(_parts(claim)):
+        part_rows = select(rows, p.get("where")) if "all_of" in claim else rows
+        name = f"{p.get('label', f'part {i + 1}')}: " if "all_of" in claim else ""
+        each, stat = p.get("each"), p["statistic"]
+        levels = (sorted({str(r.get(each)) for r in part_rows if str(r.get(each, "")) != ""}, key=level_key)
+                  if each else [None])
+        for lv in levels:
+            try:
+                sample = STATISTICS[stat["kind"]](select(part_rows, {each: lv}) if each else part_rows, stat, table)
+            except NotMeasurable:
+                continue
+            out.append((f"{name}{each} {lv}" if each else name.rstrip(": "), sample))
+    return out
+
+
 def _unmeasurable(claim, rows):
     """The reason this machine cannot measure the claim, or None."""
     req = claim.get("requires")

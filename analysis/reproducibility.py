@@ -15,7 +15,9 @@ Reads each run's tables (results/<scale>/tables/*.csv, summary.csv) and trial re
   sample below its threads), also by mode and detector;
 - trials marked disturbed, and re-runs; the workflow's own CPU (Snakemake) during engine runs;
 - trials whose machine-speed probe ran slow against the run's median (analysis/machine_speed.py);
-- which two-look experiments added repetitions, and the first-look verdicts that asked.
+- which two-look experiments added repetitions, and the first-look verdicts that asked;
+- whether the claims' statistics differ between the runs by more than their own intervals
+  allow (per claim level, z = difference of the means over its standard error).
 
 Exit 0 when it could read both runs (whatever they say), 2 when a folder is not a run."""
 import argparse
@@ -25,6 +27,7 @@ import sys
 from pathlib import Path
 
 from analysis import machine_speed
+from analysis.claims import level_samples, load_claims, read_tables
 from analysis.figures import grouped
 from analysis.stats import read_rows
 from workflows.experiments import ExperimentError, load_experiment
@@ -45,6 +48,48 @@ def relative_half_widths(run, experiment):
         for x, m, h, n in pts:
             out.append((s, x, m, h / m if m else float("nan"), n))
     return out
+
+
+Z_FAR = 2.5
+
+
+def claim_levels(run):
+    """{(claim, level): (mean, standard error, n)} of every claim level with n >= 2."""
+    tables = read_tables(sorted(p for p in (Path(run) / "tables").glob("*.csv") if p.name != "summary.csv"))
+    out = {}
+    for claim in load_claims()["claims"]:
+        for label, sample in level_samples(claim, tables):
+            v = [x for x in sample.values if x is not None]
+            if len(v) >= 2:
+                out[(claim["id"], label)] = (statistics.mean(v), statistics.stdev(v) / len(v) ** 0.5, len(v))
+    return out
+
+
+def between_runs(a, b):
+    """[(|z|, claim, level, mean A, mean B)], largest first, over the claim levels with n >= 2
+    in both runs: z = (mean A - mean B) / sqrt(se A^2 + se B^2). Were each run's interval to
+    hold all the variation between runs, |z| would pass 2.5 in about 1% of levels (normal),
+    up to ~7% with the 2-5 degrees of freedom of a quick run's standard errors; more means a
+    run-to-run effect the repetitions of one run cannot see."""
+    la, lb = claim_levels(a), claim_levels(b)
+    out = []
+    for k in la.keys() & lb.keys():
+        (ma, sa, _), (mb, sb, _) = la[k], lb[k]
+        se = (sa * sa + sb * sb) ** 0.5
+        out.append((abs(ma - mb) / se if se > 0 else (0.0 if ma == mb else float("inf")), *k, ma, mb))
+    return sorted(out, reverse=True)
+
+
+def _between_runs_lines(a, b):
+    zs = between_runs(a, b)
+    if not zs:
+        return ["No claim level has two repetitions in both runs."]
+    far = [z for z in zs if z[0] > Z_FAR]
+    med = statistics.median(z[0] for z in zs)
+    text = (f"{len(zs)} claim levels with n >= 2 in both runs; median |z| {med:.2f}; |z| > {Z_FAR:g}: "
+            f"{len(far)} ({len(far) / len(zs):.0%})")
+    return [text + (": " + "; ".join(f"{c}{f' ({lv})' if lv else ''} {ma:.3g} / {mb:.3g}, z {z:.1f}"
+                                     for z, c, lv, ma, mb in far) if far else "") + "."]
 
 
 def trials(run):
@@ -211,6 +256,8 @@ def report(a, b, figures, min_engine_s):
                               for ref, _, _ in speed) + " |")
     lines.append(f"| trials on a slow machine (both probes >= {machine_speed.SLOW_RATIO:.2f}x the run's median) | "
                  + " | ".join(_slow_cell(*x) for x in speed) + " |")
+    lines += ["", "### Between the runs: z of each claim level (difference of means / its standard error)", ""]
+    lines += _between_runs_lines(a, b)
     idle = [(r, e, t) for r, facts in (("A", fa), ("B", fb)) for e, t, d, _ in facts["adaptive_idle"] if d]
     if idle:
         lines += ["", "No-load adaptive trials that deactivated a thread: " + "; ".join(f"{r}: {e}/{t}" for r, e, t in idle) + "."]

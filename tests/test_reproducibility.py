@@ -124,3 +124,32 @@ def test_slow_machine_and_the_workflows_own_cpu(tmp_path):
     b = _run(tmp_path, "b", "agrees", [2.0, 2.2, 2.4])
     text = reproducibility.report(b, b, ["fig01-fm-slowdown"], 2.0)
     assert "| trials on a slow machine (both probes >= 1.15x the run's median) | not recorded | not recorded |" in text
+
+
+def _fig07(run, ladm_walls):
+    """fig07-no-load rows that configs/claims.yaml's ladm_overhead reads: LADM / FM time per
+    repetition at remote 0.1 (FM 2.0 s every repetition)."""
+    rows = []
+    for rep, w in enumerate(ladm_walls):
+        for mode, wall in (("fm", 2.0), ("ladm", w)):
+            rows.append({"experiment": "fig07-no-load", "trial": f"{mode}-{rep}", "status": "ok", "rep": str(rep),
+                         "profile": "none", "setup": "cfs", "mode": mode, "remote": "0.1", "wall_s": str(wall)})
+    _write_csv(run / "tables" / "fig07-no-load.csv", COLUMNS, rows)
+
+
+def test_claim_levels_that_differ_between_runs_more_than_their_intervals_allow(tmp_path):
+    a = _run(tmp_path, "a", "agrees", [2.0, 2.2, 2.4])
+    b = _run(tmp_path, "b", "agrees", [2.0, 2.2, 2.4])
+    # ratios 1.00, 1.01, 1.02 (mean 1.01, se 0.00577) against 1.10, 1.11, 1.12: z = 0.1 /
+    # sqrt(2 * 0.00577^2) = 12.2
+    _fig07(a, [2.00, 2.02, 2.04])
+    _fig07(b, [2.20, 2.22, 2.24])
+    zs = reproducibility.between_runs(a, b)
+    assert [(c, lv) for _, c, lv, _, _ in zs] == [("ladm_overhead", "remote 0.1")]
+    assert abs(zs[0][0] - 12.25) < 0.05
+    text = reproducibility.report(a, b, ["fig01-fm-slowdown"], 2.0)
+    assert ("1 claim levels with n >= 2 in both runs; median |z| 12.25; |z| > 2.5: 1 (100%): "
+            "ladm_overhead (remote 0.1) 1.01 / 1.11, z 12.2.") in text
+    # the same figures in both runs: z 0, nothing listed
+    _fig07(b, [2.00, 2.02, 2.04])
+    assert "median |z| 0.00; |z| > 2.5: 0 (0%)." in reproducibility.report(a, b, ["fig01-fm-slowdown"], 2.0)

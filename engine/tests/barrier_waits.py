@@ -1,0 +1,80 @@
+"""What each GVT-barrier wait policy does beside CPU-bound competitors, as the kernel counts
+it. A waiter that gives its CPU away while a competitor is runnable is switched out at
+(nearly) every wait: its run's involuntary context switches (getrusage ru_nivcsw of the
+finished process, all threads) grow with its GVT rounds. A waiter that keeps its CPU is
+switched out only when the competitor's turn comes. Handing the competitor a slice per
+round is what made FM take 111x its time under two loads (docs/engine-benchmarks.md), so
+the default (`auto`, idle-yield with threads <= CPUs) must keep its CPU beside a competitor
+like `spin` does, and `yield` must still show the difference (else this test could not
+fail). Counts, not speeds: the thresholds are ratios between policies of the same round.
+Exit 77 (skipped, with the reason) on fewer than 2 CPUs."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from airpdes_harness import AIRPDES, check, cpu_competitor, fail, finish
+
+ROUNDS = 3
+# ~500 GVT rounds: long enough that the count is not one scheduling decision (0.1-0.3 s with
+# a waiter that keeps its CPU beside two loads; yield, a slice per round, takes seconds)
+RUN = ["--mode", "fm", "--threads", "2", "--pin", "--pes", "2", "--lps-per-pe", "1000", "--remote", "0.3",
+       "--end-time", "500", "--quiet"]
+# Freshly forked competitors start on the parent's CPU; the kernel spreads them within a few
+# balancing periods. Before that a pinned engine thread may have a CPU to itself.
+SETTLE_S = 0.5
+
+
+def switches_per_round(wait):
+    """(involuntary context switches per GVT round, the policy the JSON says ran)."""
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "o.json")
+        p = subprocess.Popen([AIRPDES, *RUN, "--barrier-wait", wait, "--json", out])
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        if p.returncode != 0:
+            fail(f"--barrier-wait {wait}: exit {p.returncode}")
+            return None, None
+        with open(out) as f:
+            j = json.load(f)
+    return usage.ru_nivcsw / max(1, j["gvt_rounds"]), j["config"]["barrier-wait"]
+
+
+def main():
+    cpus = len(os.sched_getaffinity(0))
+    if cpus < 2:
+        print(f"SKIP: {cpus} CPU: two pinned engine threads each beside a competitor need 2")
+        return 77
+    # one competitor per engine thread's CPU (the engine pins thread i to the i-th CPU; the
+    # kernel spreads two CPU-bound competitors one per CPU)
+    per = {w: [] for w in ("spin", "yield", "idle-yield", "auto")}
+    with cpu_competitor(), cpu_competitor():
+        time.sleep(SETTLE_S)
+        for r in range(ROUNDS):
+            for wait in per:
+                x, ran = switches_per_round(wait)
+                if x is None:
+                    continue
+                per[wait].append(x)
+                print(f"round {r + 1}: --barrier-wait {wait} (ran {ran}): {x:.3f} involuntary switches per GVT round",
+                      flush=True)
+                if wait == "auto":
+                    check(ran == "idle-yield", f"auto ran {ran}, wanted idle-yield (threads <= CPUs)")
+    med = {w: sorted(v)[len(v) // 2] for w, v in per.items() if v}
+    if len(med) < len(per):
+        return finish()
+    print("median per GVT round: " + ", ".join(f"{w} {m:.3f}" for w, m in med.items()))
+    check(med["yield"] >= 3 * med["spin"] + 0.1,
+          f"yield ({med['yield']:.3f}) should be switched out far more often than spin ({med['spin']:.3f}): "
+          f"the test cannot tell the policies apart")
+    for w in ("idle-yield", "auto"):
+        check(med[w] <= 2 * med["spin"] + 0.05,
+              f"{w} ({med[w]:.3f} switches per round) gives its CPU away beside a competitor "
+              f"(spin: {med['spin']:.3f}, yield: {med['yield']:.3f})")
+    return finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

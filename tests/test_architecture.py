@@ -74,7 +74,7 @@ def test_every_detector_and_mode_is_in_the_determinism_suite():
 
 
 ENGINE_NAMES = ["phold", "pcs", "seq", "fm", "dm", "adm", "ladm", "apte", "pi", "rq", "pr", "rap",
-                "optimistic", "conservative", "auto", "spin", "yield", "block", "adaptive", "idle-yield"]
+                "optimistic", "conservative", "auto", "spin", "yield", "block", "adaptive", "idle-yield", "partner"]
 
 
 def test_every_policy_name_is_written_once_in_the_engine():

@@ -20,6 +20,12 @@ a figure with foreign CPU above a few % is not to be believed.
 Usage: python3 engine/bench/interference_table.py [--rounds 3] [--end-time 50000]
            [--policies block] [--variants "--gvt-period-ms 2;--gvt-period-ms 5"]
            [--modes fm,ladm] [--remotes 0.1,0.4] [--loads 0,1,2] [--cap 20]
+           [--foreign] [--pin] [--airpdes engine/build/airpdes,/tmp/old/build/airpdes]
+
+--foreign starts the competitors in sessions of their own: with sched_autogroup (on in
+Debian) they are then another scheduling group, as another user's programs are, and the
+kernel balances groups, not threads. Several --airpdes binaries (comma-separated) become
+rows of their own, interleaved with the rest: an A/B of two engine commits.
 """
 import argparse
 import os
@@ -54,15 +60,18 @@ def proc_jiffies(pid):
 
 
 class Competitors:
-    """n `airload cpu` processes for as long as the context lasts."""
+    """n `airload cpu` processes for as long as the context lasts; with foreign=True each in a
+    session of its own, hence (with sched_autogroup, or a desktop's per-session cgroups) in
+    another scheduling group than the engine, like another user's program."""
 
-    def __init__(self, n):
-        self.n, self.procs = n, []
+    def __init__(self, n, foreign=False):
+        self.n, self.procs, self.foreign = n, [], foreign
 
     def __enter__(self):
         airload = os.path.join(BUILD, "airload")
         for _ in range(self.n):
-            self.procs.append(subprocess.Popen([airload, "cpu"], stdout=subprocess.DEVNULL))
+            self.procs.append(subprocess.Popen([airload, "cpu"], stdout=subprocess.DEVNULL,
+                                               start_new_session=self.foreign))
         if self.n:
             time.sleep(0.2)
         return self
@@ -114,6 +123,12 @@ def _wait(p, timeout):
     return None, ru
 
 
+def label(binary):
+    """A binary's row label: "this" for this checkout's engine, else the path given."""
+    same = os.path.abspath(binary) == os.path.abspath(os.path.join(BUILD, "airpdes"))
+    return "this" if same else binary
+
+
 def fmt_range(v, digits=2):
     return f"{statistics.median(v):.{digits}f} ({min(v):.{digits}f}-{max(v):.{digits}f})"
 
@@ -121,7 +136,8 @@ def fmt_range(v, digits=2):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--airpdes", default=os.path.join(BUILD, "airpdes"))
+    ap.add_argument("--airpdes", default=os.path.join(BUILD, "airpdes"),
+                    help="comma-separated engine binaries, each a row of its own [engine/build/airpdes]")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds [3]")
     ap.add_argument("--end-time", type=float, default=50000, help="PHOLD end time [50000: ~3-4 s alone]")
     ap.add_argument("--policies", default="default",
@@ -134,6 +150,9 @@ def main():
     ap.add_argument("--remotes", default="0.1,0.4", help="comma-separated remote shares [0.1,0.4]")
     ap.add_argument("--loads", default="0,1,2", help="comma-separated CPU load counts; 0 must be one [0,1,2]")
     ap.add_argument("--cap", type=float, default=20, help="stop a loaded run past CAP x its no-load time [20]")
+    ap.add_argument("--foreign", action="store_true",
+                    help="start the competitors in sessions of their own (another scheduling group)")
+    ap.add_argument("--pin", action="store_true", help="run the engine with --pin")
     a = ap.parse_args()
     try:
         policies = [p for p in a.policies.split(",") if p]
@@ -147,16 +166,20 @@ def main():
         print("interference_table: need --rounds >= 1, --end-time > 0, --cap > 1, 0 among --loads, "
               f"modes from {', '.join(MODE_ARGS)}", file=sys.stderr)
         sys.exit(2)
-    if not os.access(a.airpdes, os.X_OK):
-        print(f"interference_table: no engine at {a.airpdes}; build it with `make build`", file=sys.stderr)
-        sys.exit(2)
+    binaries = [b for b in a.airpdes.split(",") if b]
+    for b in binaries:
+        if not os.access(b, os.X_OK):
+            print(f"interference_table: no engine at {b}; build it with `make build`", file=sys.stderr)
+            sys.exit(2)
 
     base = ["--model", "phold", "--threads", 2, "--pes", 2, "--lps-per-pe", 1000, "--events-per-lp", 1,
             "--mean", 1.0, "--lookahead", 0.1, "--end-time", a.end_time, "--seed", 1]
-    configs = [(p, v, m, r) for p in policies for v in variants for m in modes for r in remotes]
+    if a.pin:
+        base.append("--pin")
+    configs = [(b, p, v, m, r) for b in binaries for p in policies for v in variants for m in modes for r in remotes]
 
     def args_of(c):
-        p, v, m, r = c
+        _, p, v, m, r = c
         wait = []
         if p != "default":  # "block" or "block:4000" (with --barrier-spin-us 4000)
             how, _, spin = p.partition(":")
@@ -168,28 +191,29 @@ def main():
     for rnd in range(a.rounds):
         alone = {}
         for n in loads:
-            with Competitors(n) as comp:
+            with Competitors(n, a.foreign) as comp:
                 for c in configs:
                     timeout = None if n == 0 else a.cap * alone[c]
-                    j, foreign = run(a.airpdes, args_of(c), timeout, comp)
+                    j, foreign = run(c[0], args_of(c), timeout, comp)
                     if n == 0:
                         alone[c] = j["wall_s"]
                     results[c][n].append((j, foreign))
                     shown = f"{j['wall_s']:.2f} s, eff {j['efficiency']:.3f}" if j else f"stopped at {timeout:.1f} s"
-                    print(f"  round {rnd + 1}, {n} load(s), {c[0]} {c[1]} {c[2]} remote {c[3]}: {shown}, "
+                    print(f"  round {rnd + 1}, {n} load(s), {label(c[0])} {c[1]} {c[2]} {c[3]} remote {c[4]}: {shown}, "
                           f"foreign {foreign:.2f} s", file=sys.stderr, flush=True)
 
     print(f"# FM and LADM under CPU loads ({time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, "
-          f"PHOLD 2 x 1000 LPs, end time {a.end_time:g}, median (min-max) of {a.rounds} interleaved rounds)\n")
-    head = "| wait | options | mode | remote | no-load s |" + "".join(f" slowdown, {n} load{'s' * (n != 1)} |"
+          f"PHOLD 2 x 1000 LPs, end time {a.end_time:g}, median (min-max) of {a.rounds} interleaved rounds"
+          f"{', competitors in sessions of their own' if a.foreign else ''}{', --pin' if a.pin else ''})\n")
+    head = "| engine | wait | options | mode | remote | no-load s |" + "".join(f" slowdown, {n} load{'s' * (n != 1)} |"
                                                           for n in loads[1:])
     head += "".join(f" eff, {n} |" for n in loads) + " foreign CPU % of a core (max) |"
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
     for c in configs:
-        p, v, m, r = c
+        b, p, v, m, r = c
         zero = [j["wall_s"] for j, _ in results[c][0]]
-        row = f"| {p} | {v or '-'} | {m} | {r:g} | {fmt_range(zero)} |"
+        row = f"| {label(b)} | {p} | {v or '-'} | {m} | {r:g} | {fmt_range(zero)} |"
         for n in loads[1:]:
             ratios = [(j["wall_s"] / z if j else float("inf")) for (j, _), z in zip(results[c][n], zero)]
             cell = fmt_range(ratios)

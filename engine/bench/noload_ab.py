@@ -4,12 +4,13 @@ in a worktree): issue 16's "no-load speed unchanged within 3%".
 
     git worktree add /tmp/old caff99b && cmake -S /tmp/old/engine -B /tmp/old/build && \\
         make -C /tmp/old/build airpdes
-    python3 engine/bench/noload_ab.py /tmp/old/build/airpdes [ROUNDS]
+    python3 engine/bench/noload_ab.py /tmp/old/build/airpdes [ROUNDS] [--pin]
 
 Runs fm (2 threads) at remote 0, 0.1, 0.4 and seq at remote 0.1 (PHOLD, 2 PEs x 1000 LPs,
 end time 20000: ~2 s per fm run on the lab's VM), the two binaries back to back in
 alternating order, and prints per configuration the median (min-max) of new / old committed
-events per second over ROUNDS pairs [8]. Prints; asserts nothing."""
+events per second over ROUNDS pairs [8]; --pin runs every parallel run with --pin (as the workflow's
+experiments do). Prints; asserts nothing."""
 import json
 import statistics
 import subprocess
@@ -21,18 +22,24 @@ NEW = Path(__file__).resolve().parents[1] / "build" / "airpdes"
 CONFIGS = [("fm", 0), ("fm", 0.1), ("fm", 0.4), ("seq", 0.1)]
 
 
+PIN = []
+
+
 def rate(binary, mode, remote):
     with tempfile.TemporaryDirectory() as d:
         argv = [str(binary), "--mode", mode, "--pes", "2", "--lps-per-pe", "1000", "--remote", str(remote),
                 "--end-time", "20000", "--quiet", "--json", f"{d}/o.json"]
         if mode != "seq":
-            argv += ["--threads", "2"]
+            argv += ["--threads", "2", *PIN]
         subprocess.run(argv, check=True)
         j = json.loads(Path(f"{d}/o.json").read_text())
         return j["committed_events"] / j["wall_s"]
 
 
 def main(argv):
+    if "--pin" in argv:
+        PIN.append("--pin")
+        argv = [a for a in argv if a != "--pin"]
     if argv and argv[0] in ("-h", "--help"):
         print(__doc__)
         return 0

@@ -14,20 +14,24 @@
  * `idle-yield` spins while anything else on the machine is runnable and yields while
  * nothing is: such a yield hands nothing away, and on the lab's VM FM at remote 0.1 ran
  * 5% faster with a waiter that yields than with one that spins, nothing else running
- * (cause not found: docs/engine-benchmarks.md). `auto` is idle-yield with no more threads
- * than CPUs, else adaptive.
+ * (cause not found: docs/engine-benchmarks.md). `partner` is idle-yield that sleeps while
+ * a thread it waits for is switched out. `auto` is partner with no more threads than CPUs,
+ * else adaptive.
  *
  *   spin      busy-wait (with the CPU's pause hint) until the round is done
  *   yield     spin 2000 pauses, then sched_yield() until the round is done (the old default)
  *   block     spin up to --barrier-spin-us, then sleep on a futex
  *   adaptive  spin, checking every 50 us whether a partner is queued on this CPU: then sleep
  *   idle-yield  spin 2000 pauses, then yield while the machine's runnable tasks are no more
- *             than the engine's active threads, else spin (checking every 64 pauses) */
+ *             than the engine's active threads, else spin (checking every 64 pauses)
+ *   partner   idle-yield while the threads still missing make progress, sleep while one
+ *             is switched out */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -154,19 +158,95 @@ static int machine_runnable(int fd)
  * kernel thread) makes the waiter keep its CPU, so a yield never hands a competitor a
  * slice (the collapse of `yield`). A task that becomes runnable between the check and
  * the yield gets one slice: a race, not a pattern, since the next check sees it. */
+/* Leave this CPU for the others the process may use: a partner queued behind the waiter
+ * here then runs at once. Needed because the kernel balances scheduling groups, not
+ * threads: beside a program of another session (another autogroup or cgroup) both engine
+ * threads on one CPU and the program on the other look balanced, and the kernel left them
+ * so for whole runs (FM took >29x its time; docs/engine-benchmarks.md). The waiter's mask
+ * stays "every allowed CPU but the one it left" until it has to move again. */
+static void move_off_this_cpu(air_engine *e, air_thread *t)
+{
+    int here = sched_getcpu();
+    cpu_set_t set = e->allowed_cpus;
+    if (here < 0 || !CPU_ISSET(here, &set) || CPU_COUNT(&set) < 2) return;
+    CPU_CLR(here, &set);
+    if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0) t->cpu_moves++;
+}
+
 static void idle_yield_wait(air_engine *e, air_thread *t, uint64_t gen)
 {
-    (void)t;
     for (int i = 0; i < 2000; i++) {
         if (round_done(e, gen)) return;
         cpu_relax();
     }
+    double next_check = air_wall() + CHECK_EVERY_US * 1e-6;
     while (!round_done(e, gen)) {
         if (machine_runnable(e->loadavg_fd) <= atomic_load_explicit(&e->n_active, memory_order_relaxed)) {
             sched_yield();
             continue;
         }
         for (int i = 0; i < 64 && !round_done(e, gen); i++) cpu_relax();
+        if (e->may_move && air_wall() >= next_check) {
+            if (partner_queued_here(e, t)) move_off_this_cpu(e, t);
+            next_check = air_wall() + CHECK_EVERY_US * 1e-6;
+        }
+    }
+}
+
+/* partner: the adaptive mutex's rule (spin while the owner runs, sleep while it does not)
+ * applied to a barrier. While every thread still missing is making progress (its
+ * iteration count moved within the last check), it will arrive within microseconds:
+ * keep the CPU (spin while anything else is runnable, yield while nothing is, as
+ * idle-yield). While one is switched out (its count stood still for a whole check of
+ * 50 us), waiting for it can take a scheduler slice: sleep on the futex, so the CPU goes
+ * to whoever needs it, and the leader's wake-up (which preempts a competitor, the sleeper
+ * having used less than its share) starts the next round with both threads running.
+ * With a CPU load per core this took FM from 4.1-4.3x to 2.1-2.5x its no-load time; with
+ * one load it changed nothing (docs/engine-benchmarks.md). A missing partner queued
+ * behind the waiter on its own CPU is let run by moving off the CPU (unpinned, threads
+ * <= CPUs), else by sleeping. */
+static int partners_switched_out(air_engine *e, air_thread *t, uint64_t gen, uint64_t *seen, int *moved)
+{
+    int mine = sched_getcpu(), out = 0;
+    for (int i = 0; i < e->nthreads; i++) {
+        air_thread *o = &e->threads[i];
+        if (o == t || !atomic_load_explicit(&o->active, memory_order_relaxed) ||
+            atomic_load_explicit(&o->waiting_gen, memory_order_relaxed) == gen)
+            continue;
+        uint64_t b = atomic_load_explicit(&o->beat, memory_order_relaxed);
+        if (b == seen[i]) {
+            out = 1;
+            if (e->may_move && !*moved && atomic_load_explicit(&o->cpu, memory_order_relaxed) == mine) {
+                move_off_this_cpu(e, t);
+                *moved = 1;
+            }
+        }
+        seen[i] = b;
+    }
+    return out;
+}
+
+static void partner_wait(air_engine *e, air_thread *t, uint64_t gen)
+{
+    uint64_t seen[e->nthreads];
+    for (int i = 0; i < e->nthreads; i++) seen[i] = atomic_load_explicit(&e->threads[i].beat, memory_order_relaxed);
+    for (int i = 0; i < 2000; i++) {
+        if (round_done(e, gen)) return;
+        cpu_relax();
+    }
+    double next_check = air_wall() + CHECK_EVERY_US * 1e-6;
+    while (!round_done(e, gen)) {
+        if (machine_runnable(e->loadavg_fd) <= atomic_load_explicit(&e->n_active, memory_order_relaxed))
+            sched_yield();
+        else
+            for (int i = 0; i < 64 && !round_done(e, gen); i++) cpu_relax();
+        if (air_wall() < next_check) continue;
+        int moved = 0;
+        if (partners_switched_out(e, t, gen, seen, &moved) && !moved) {
+            sleep_until_done(e, gen);
+            return;
+        }
+        next_check = air_wall() + CHECK_EVERY_US * 1e-6;
     }
 }
 
@@ -176,21 +256,22 @@ static void block_wake(air_engine *e)
     if (atomic_load(&e->bar_sleepers) > 0) futex(&e->bar_word, FUTEX_WAKE_PRIVATE, INT_MAX);
 }
 
-/* auto: idle-yield while every thread can have a CPU of its own (beside a competitor the
- * waiter keeps its CPU, so a round completes the moment its partner runs; with one or two
- * CPU loads on 2 cores this kept FM within 1.5-2.5x of Eq. 1 where yield collapsed
- * 10-100x; with nothing else running it yields, which was 5% faster), adaptive when threads
- * outnumber the usable CPUs (a pure spinner would keep a partner queued behind it on its
- * CPU for a whole slice per round). Measurements: docs/engine-benchmarks.md. */
+/* auto: partner while every thread can have a CPU of its own (beside a competitor the
+ * waiter keeps its CPU while its partners run, so a round completes the moment the last
+ * arrives, and sleeps while one is switched out, so the competitor gets the CPU now and
+ * the waiter's wake-up lines the threads up again; with nothing else running it yields,
+ * which was 5% faster than spinning), adaptive when threads outnumber the usable CPUs (a
+ * pure spinner would keep a partner queued behind it on its CPU for a whole slice per
+ * round). Measurements: docs/engine-benchmarks.md. */
 static const air_barrier_wait *auto_resolve(const air_options *o)
 {
     cpu_set_t set;
     long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
-    return (long)o->threads <= cpus ? &air_barrier_wait_idle_yield : &air_barrier_wait_adaptive;
+    return (long)o->threads <= cpus ? &air_barrier_wait_partner : &air_barrier_wait_adaptive;
 }
 
 const air_barrier_wait air_barrier_wait_auto = {
-    { "auto", "idle-yield when every thread can have a CPU of its own, else adaptive", 1 }, NULL, NULL, auto_resolve, 0, 0,
+    { "auto", "partner when every thread can have a CPU of its own, else adaptive", 1 }, NULL, NULL, auto_resolve, 0, 0,
 };
 const air_barrier_wait air_barrier_wait_spin = {
     { "spin", "busy-wait: a round completes as soon as the last thread arrives, but a thread "
@@ -211,8 +292,13 @@ const air_barrier_wait air_barrier_wait_adaptive = {
       "(it would wait for the spinner's slice to end)", 0 },
     adaptive_wait, block_wake, NULL, 1, 0,
 };
+const air_barrier_wait air_barrier_wait_partner = {
+    { "partner", "idle-yield while every missing thread is running; sleep on a futex while one is "
+      "switched out (its progress stood still for 50 us); leave a CPU a missing thread is queued on", 0 },
+    partner_wait, block_wake, NULL, 1, 1,
+};
 const air_barrier_wait air_barrier_wait_idle_yield = {
     { "idle-yield", "spin while anything else on the machine is runnable; while nothing is, "
       "sched_yield() (it then hands nothing away; on the lab's VM it was 5% faster than spinning)", 0 },
-    idle_yield_wait, nothing_to_wake, NULL, 0, 1,
+    idle_yield_wait, nothing_to_wake, NULL, 1, 1,
 };

@@ -1,6 +1,8 @@
 /* Set-up, run and tear-down of one simulation, the final checksum and the JSON report. */
+#define _GNU_SOURCE
 #include <fcntl.h>
 #include <math.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -60,6 +62,9 @@ air_engine *air_engine_create(air_options *o)
     e->barrier_wait = policy(air_barrier_wait_list, "barrier-wait", o->barrier_wait);
     if (e->barrier_wait->resolve) e->barrier_wait = e->barrier_wait->resolve(o);
     e->loadavg_fd = e->barrier_wait->reads_runnable ? open("/proc/loadavg", O_RDONLY | O_CLOEXEC) : -1;
+    CPU_ZERO(&e->allowed_cpus);
+    int ncpus = sched_getaffinity(0, sizeof e->allowed_cpus, &e->allowed_cpus) == 0 ? CPU_COUNT(&e->allowed_cpus) : 0;
+    e->may_move = !o->pin && ncpus >= 2 && (long)o->threads <= ncpus;
     /* Adaptation keeps its own cadence, in iterations, whatever the GVT interval: detection
      * every detect_interval iterations and a reactivation attempt every 40 detection
      * periods, at the first GVT round after it (32 and 1280 iterations by default, as with
@@ -214,6 +219,7 @@ void air_engine_write_json(air_engine *e, const air_result *r, FILE *f)
         air_json_f64(&j, "inactive_s", t->inactive_s);
         air_json_u64(&j, "deactivations", t->deactivations);
         air_json_u64(&j, "reactivations", t->reactivations);
+        air_json_u64(&j, "cpu_moves", t->cpu_moves);
         times_array(&j, "deactivation_times_s", t->deact_times, t->deactivations);
         times_array(&j, "reactivation_times_s", t->react_times, t->reactivations);
         /* the lists keep the first AIR_MAX_TIMES of each; the counts above are exact */

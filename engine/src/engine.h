@@ -8,6 +8,7 @@
 #define AIR_ENGINE_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include "event.h"
@@ -79,6 +80,9 @@ struct air_thread {
     double apte_lost_at;          /* when apte_lost_s was last updated */
     int rq_fd;
     _Atomic int cpu;              /* CPU it last ran on (set every iteration when the barrier wait reads it) */
+    _Atomic uint64_t beat;        /* its iteration count, published with cpu: still moving = running */
+    _Atomic uint64_t waiting_gen; /* the barrier generation it waits in (set on arrival) */
+    uint64_t cpu_moves;           /* times its barrier wait left a CPU where a partner was queued behind it */
     uint64_t rq_wait0;
     double rq_t0;
     /* statistics */
@@ -120,7 +124,7 @@ typedef struct air_barrier_wait {
     void (*wake)(air_engine *e);               /* the leader, after advancing bar_gen */
     /* set only for a choice made at start-up (auto): the policy it stands for */
     const struct air_barrier_wait *(*resolve)(const air_options *o);
-    int tracks_cpu;  /* reads air_thread.cpu, which the loop then keeps up to date */
+    int tracks_cpu;  /* reads air_thread.cpu and .beat, which the loop then keeps up to date */
     int reads_runnable; /* reads the machine's runnable tasks (air_engine.loadavg_fd) */
 } air_barrier_wait;
 
@@ -163,6 +167,8 @@ struct air_engine {
     _Atomic uint32_t bar_word;     /* futex word of the block wait policy (bar_gen's low bits) */
     _Atomic int bar_sleepers;      /* threads asleep on bar_word */
     int loadavg_fd;                /* /proc/loadavg for a wait that reads_runnable, else -1 */
+    cpu_set_t allowed_cpus;        /* the process's CPUs at start (before any pinning) */
+    int may_move;                  /* idle-yield may move a waiter off a shared CPU (unpinned, threads <= CPUs) */
     _Atomic uint64_t gvt_bits __attribute__((aligned(64)));
     _Atomic uint64_t gvt_round;
     _Atomic int done;
@@ -226,6 +232,6 @@ extern const air_detector air_detector_apte, air_detector_pi, air_detector_rq;
 extern const air_reactivation air_reactivation_pr, air_reactivation_rap;
 extern const air_sync air_sync_optimistic, air_sync_conservative;
 extern const air_barrier_wait air_barrier_wait_auto, air_barrier_wait_spin, air_barrier_wait_yield,
-    air_barrier_wait_block, air_barrier_wait_adaptive, air_barrier_wait_idle_yield;
+    air_barrier_wait_block, air_barrier_wait_adaptive, air_barrier_wait_idle_yield, air_barrier_wait_partner;
 
 #endif

@@ -34,6 +34,7 @@ void air_gvt_round(air_engine *e)
 void air_gvt_barrier(air_engine *e, air_thread *t)
 {
     uint64_t gen = atomic_load_explicit(&e->bar_gen, memory_order_acquire);
+    atomic_store_explicit(&t->waiting_gen, gen, memory_order_relaxed);
     int n = atomic_fetch_add_explicit(&e->bar_arrived, 1, memory_order_acq_rel) + 1;
     if (n == atomic_load_explicit(&e->n_active, memory_order_acquire)) {
         air_gvt_round(e);

@@ -28,7 +28,7 @@ const air_named *const air_reactivation_list[] = {
 const air_named *const air_barrier_wait_list[] = {
     &air_barrier_wait_auto.id, &air_barrier_wait_spin.id, &air_barrier_wait_yield.id,
     &air_barrier_wait_block.id, &air_barrier_wait_adaptive.id,
-    &air_barrier_wait_idle_yield.id, NULL,
+    &air_barrier_wait_idle_yield.id, &air_barrier_wait_partner.id, NULL,
 };
 
 const air_named *air_registry_find(const air_named *const *list, const char *name)

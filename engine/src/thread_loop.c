@@ -57,7 +57,10 @@ void *air_thread_main(void *arg)
             air_adapt_inactive_wait(e, t);
             continue;
         }
-        if (track_cpu) atomic_store_explicit(&t->cpu, sched_getcpu(), memory_order_relaxed);
+        if (track_cpu) {
+            atomic_store_explicit(&t->cpu, sched_getcpu(), memory_order_relaxed);
+            atomic_store_explicit(&t->beat, t->iter, memory_order_relaxed);
+        }
         air_pe *pe = e->mapping->acquire(e, t);
         if (pe) {
             air_pe_iteration(e, t, pe);

@@ -60,3 +60,43 @@ def slow_trials(records, ratio=SLOW_RATIO):
         if s >= ratio:
             slow.append((s, exp, d["trial"]["id"], d["trial"].get("started_unix")))
     return ref, slow, probed
+
+
+# The ping-pong: how long a cache line takes between the two CPUs the probe pins to. On
+# the lab's VM it is ~50 ns while the host keeps the two vCPUs close (a shared cache) and
+# ~310-335 ns while it runs them far apart, for seconds to a minute at a time (the a3d99c9
+# run, docs/workflow.md); a no-load FM run, which crosses the GVT barrier every ~0.1 ms,
+# then took up to 1.5x as long. A trial is "far" when either of its probes took at least
+# FAR_RATIO times the run's near level (its 10th percentile of before-probes, so a run
+# that is mostly far still has a near reference when it was ever near).
+FAR_RATIO = 3.0
+NEAR_QUANTILE = 0.1
+
+
+def _pingpong(probe):
+    x = probe.get("pingpong_ns") if isinstance(probe, dict) else None
+    return x if isinstance(x, (int, float)) and x > 0 else None
+
+
+def near_pingpong(records):
+    """The run's near ping-pong (ns): the NEAR_QUANTILE of its trials' before-probes, or None."""
+    xs = sorted(x for _, d in records if (x := _pingpong((d.get("machine_speed") or {}).get("before"))))
+    return xs[int(NEAR_QUANTILE * (len(xs) - 1))] if xs else None
+
+
+def far_trials(records, ratio=FAR_RATIO):
+    """(near ping-pong ns, [(worst probe / near, experiment, trial id, which probes were far:
+    "before", "after" or "both")], probed trials). records: (experiment, trial dict) pairs."""
+    records = list(records)
+    near = near_pingpong(records)
+    far, probed = [], 0
+    for exp, d in records:
+        ms = d.get("machine_speed") or {}
+        pp = {k: _pingpong(ms.get(k)) for k in ("before", "after")}
+        if not near or None in pp.values():
+            continue
+        probed += 1
+        hit = [k for k, x in pp.items() if x >= ratio * near]
+        if hit:
+            far.append((max(pp.values()) / near, exp, d["trial"]["id"], "both" if len(hit) == 2 else hit[0]))
+    return near, far, probed

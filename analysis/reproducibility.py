@@ -14,7 +14,8 @@ Reads each run's tables (results/<scale>/tables/*.csv, summary.csv) and trial re
   adaptive mode deactivated a thread without a load (the engine's count, or a timeline
   sample below its threads), also by mode and detector;
 - trials marked disturbed, and re-runs; the workflow's own CPU (Snakemake) during engine runs;
-- trials whose machine-speed probe ran slow against the run's median (analysis/machine_speed.py);
+- trials whose machine-speed probe ran slow against the run's median, and trials whose
+  CPUs the host ran far apart (the probe's ping-pong; analysis/machine_speed.py);
 - which two-look experiments added repetitions, and the first-look verdicts that asked;
 - whether the claims' statistics differ between the runs by more than their own intervals
   allow (per claim level, z = difference of the means over its standard error).
@@ -156,7 +157,7 @@ def trial_facts(run, min_engine_s):
     return {"n": n, "shortest": min(walls) if walls else None, "short": short, "fm_eff": fm_eff,
             "adaptive_idle": adaptive_idle, "disturbed": disturbed, "reruns": reruns,
             "steal": steal, "drift": _block_drift(no_load_walls), "workflow_share": workflow_share,
-            "speed": machine_speed.slow_trials(records)}
+            "speed": machine_speed.slow_trials(records), "far": machine_speed.far_trials(records)}
 
 
 def top_ups(run):
@@ -193,6 +194,13 @@ def _slow_cell(ref, slow, probed):
         by_exp[exp] = by_exp.get(exp, 0) + 1
     worst = f", worst {max(slow)[0]:.2f}x" if slow else ""
     return f"{len(slow)}/{probed}{worst}" + (f" ({', '.join(f'{e} {k}' for e, k in sorted(by_exp.items()))})" if slow else "")
+
+
+def _far_cell(near, far, probed):
+    if not probed:
+        return "not recorded"
+    which = {k: sum(w == k for *_, w in far) for k in ("before", "after", "both")}
+    return f"{len(far)}/{probed} ({which['before']} / {which['after']} / {which['both']}; near {near:.0f} ns)"
 
 
 def report(a, b, figures, min_engine_s):
@@ -256,6 +264,8 @@ def report(a, b, figures, min_engine_s):
                               for ref, _, _ in speed) + " |")
     lines.append(f"| trials on a slow machine (both probes >= {machine_speed.SLOW_RATIO:.2f}x the run's median) | "
                  + " | ".join(_slow_cell(*x) for x in speed) + " |")
+    lines.append(f"| trials with the CPUs far apart (a ping-pong >= {machine_speed.FAR_RATIO:g}x the run's near "
+                 f"level; before / after / both) | " + " | ".join(_far_cell(*t["far"]) for t in (fa, fb)) + " |")
     lines += ["", "### Between the runs: z of each claim level (difference of means / its standard error)", ""]
     lines += _between_runs_lines(a, b)
     idle = [(r, e, t) for r, facts in (("A", fa), ("B", fb)) for e, t, d, _ in facts["adaptive_idle"] if d]

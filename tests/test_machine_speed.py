@@ -60,9 +60,9 @@ def test_every_trial_records_the_machine_speed_before_and_after(tmp_path):
         assert p["chase_ns"] > 0 and p["compute_ns"] > 0 and len(p["cpus"]) == len(os.sched_getaffinity(0))
 
 
-def _record(tid, chase, compute=1.0, after=None):
-    ms = {"before": {"chase_ns": chase, "compute_ns": compute, "pingpong_ns": 100.0, "cpus": []},
-          "after": after or {"chase_ns": chase, "compute_ns": compute, "pingpong_ns": 100.0, "cpus": []}}
+def _record(tid, chase, compute=1.0, after=None, pingpong=(100.0, 100.0)):
+    ms = {"before": {"chase_ns": chase, "compute_ns": compute, "pingpong_ns": pingpong[0], "cpus": []},
+          "after": after or {"chase_ns": chase, "compute_ns": compute, "pingpong_ns": pingpong[1], "cpus": []}}
     return "exp", {"trial": {"id": tid, "started_unix": 0.0}, "machine_speed": ms}
 
 
@@ -83,3 +83,19 @@ def test_a_failed_probe_is_not_judged():
     ref, slow, probed = speed_analysis.slow_trials(records)
     assert probed == 1 and slow == []
     assert speed_analysis.slow_trials([]) == (None, [], 0)
+
+
+def test_far_trials_against_the_runs_near_pingpong():
+    """The host running the vCPUs far apart shows in the ping-pong (50 -> 320 ns on the lab's
+    VM): a trial is far when either probe took >= 3x the run's near level (its 10th
+    percentile), so a run mostly far still judges against its near moments."""
+    records = [_record(f"near{i}", 10.0, pingpong=(50.0, 52.0)) for i in range(4)]
+    records += [_record(f"far{i}", 10.0, pingpong=(320.0, 330.0)) for i in range(5)]
+    records += [_record("went-far", 10.0, pingpong=(51.0, 310.0)), _record("came-near", 10.0, pingpong=(300.0, 50.0)),
+                _record("just-under", 10.0, pingpong=(149.0, 50.0)), ("exp", {"trial": {"id": "none"}})]
+    near, far, probed = speed_analysis.far_trials(records)
+    assert near == 50.0  # the 10th percentile of 12 before-probes, though most are far
+    assert probed == 12
+    got = {t: which for _, _, t, which in far}
+    assert got == {**{f"far{i}": "both" for i in range(5)}, "went-far": "after", "came-near": "before"}
+    assert speed_analysis.far_trials([]) == (None, [], 0)

@@ -15,8 +15,8 @@
  * nothing is: such a yield hands nothing away, and on the lab's VM FM at remote 0.1 ran
  * 5% faster with a waiter that yields than with one that spins, nothing else running
  * (cause not found: docs/engine-benchmarks.md). `partner` is idle-yield that sleeps while
- * a thread it waits for is switched out. `auto` is partner with no more threads than CPUs,
- * else adaptive.
+ * a thread it waits for is switched out. `auto` is idle-yield with no more threads than
+ * CPUs, else adaptive.
  *
  *   spin      busy-wait (with the CPU's pause hint) until the round is done
  *   yield     spin 2000 pauses, then sched_yield() until the round is done (the old default)
@@ -236,10 +236,16 @@ static void partner_wait(air_engine *e, air_thread *t, uint64_t gen)
     }
     double next_check = air_wall() + CHECK_EVERY_US * 1e-6;
     while (!round_done(e, gen)) {
-        if (machine_runnable(e->loadavg_fd) <= atomic_load_explicit(&e->n_active, memory_order_relaxed))
+        /* Nothing else runnable: nobody can be switched out, and a long iteration of a
+         * partner (a PE's first after a round fossil-collects) must not put the waiter
+         * to sleep; in the a3d99c9 quick run, sleeping without this check went with
+         * no-load false alarms in 44% of adaptive trials (0-6% before). */
+        if (machine_runnable(e->loadavg_fd) <= atomic_load_explicit(&e->n_active, memory_order_relaxed)) {
             sched_yield();
-        else
-            for (int i = 0; i < 64 && !round_done(e, gen); i++) cpu_relax();
+            next_check = air_wall() + CHECK_EVERY_US * 1e-6;
+            continue;
+        }
+        for (int i = 0; i < 64 && !round_done(e, gen); i++) cpu_relax();
         if (air_wall() < next_check) continue;
         int moved = 0;
         if (partners_switched_out(e, t, gen, seen, &moved) && !moved) {
@@ -256,22 +262,25 @@ static void block_wake(air_engine *e)
     if (atomic_load(&e->bar_sleepers) > 0) futex(&e->bar_word, FUTEX_WAKE_PRIVATE, INT_MAX);
 }
 
-/* auto: partner while every thread can have a CPU of its own (beside a competitor the
- * waiter keeps its CPU while its partners run, so a round completes the moment the last
- * arrives, and sleeps while one is switched out, so the competitor gets the CPU now and
- * the waiter's wake-up lines the threads up again; with nothing else running it yields,
- * which was 5% faster than spinning), adaptive when threads outnumber the usable CPUs (a
- * pure spinner would keep a partner queued behind it on its CPU for a whole slice per
- * round). Measurements: docs/engine-benchmarks.md. */
+/* auto: idle-yield while every thread can have a CPU of its own (beside a competitor the
+ * waiter keeps its CPU, so a round completes the moment its partner runs; with one or two
+ * CPU loads on 2 cores this kept FM within 1.5-2.5x of Eq. 1 where yield collapsed
+ * 10-100x; with nothing else running it yields, which was 5% faster), adaptive when threads
+ * outnumber the usable CPUs (a pure spinner would keep a partner queued behind it on its
+ * CPU for a whole slice per round). `partner` was auto in a3d99c9: FM beside a load per
+ * core 2.4-2.8x instead of 3.9-4.5x, but in the workflow's quick run its futex sleeps went
+ * with no-load false alarms and on-off trials flagged disturbed (the wake-ups' interrupt
+ * time counts as foreign CPU), so it is an option until those are understood.
+ * Measurements: docs/engine-benchmarks.md. */
 static const air_barrier_wait *auto_resolve(const air_options *o)
 {
     cpu_set_t set;
     long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
-    return (long)o->threads <= cpus ? &air_barrier_wait_partner : &air_barrier_wait_adaptive;
+    return (long)o->threads <= cpus ? &air_barrier_wait_idle_yield : &air_barrier_wait_adaptive;
 }
 
 const air_barrier_wait air_barrier_wait_auto = {
-    { "auto", "partner when every thread can have a CPU of its own, else adaptive", 1 }, NULL, NULL, auto_resolve, 0, 0,
+    { "auto", "idle-yield when every thread can have a CPU of its own, else adaptive", 1 }, NULL, NULL, auto_resolve, 0, 0,
 };
 const air_barrier_wait air_barrier_wait_spin = {
     { "spin", "busy-wait: a round completes as soon as the last thread arrives, but a thread "

@@ -4,10 +4,10 @@ it. A waiter that gives its CPU away while a competitor is runnable is switched 
 finished process, all threads) grow with its GVT rounds. A waiter that keeps its CPU is
 switched out only when the competitor's turn comes. Handing the competitor a slice per
 round is what made FM take 111x its time under two loads (docs/engine-benchmarks.md), so
-the default (`auto`, partner with threads <= CPUs) must keep its CPU beside a competitor
+the default (`auto`, idle-yield with threads <= CPUs) must keep its CPU beside a competitor
 like `spin` does, and `yield` must still show the difference (else this test could not
-fail). `partner` (which auto is since it was measured better) may sleep while the thread it
-waits for is switched out, a voluntary switch; it must not be preempted more than spin. Counts, not speeds: the thresholds are ratios between policies of the same round.
+fail). `partner` may sleep while the thread it waits for is switched out, a voluntary
+switch; it must not be preempted more than spin either. Counts, not speeds: the thresholds are ratios between policies of the same round.
 Exit 77 (skipped, with the reason) on fewer than 2 CPUs."""
 import json
 import os
@@ -62,7 +62,7 @@ def main():
                 print(f"round {r + 1}: --barrier-wait {wait} (ran {ran}): {x:.3f} involuntary switches per GVT round",
                       flush=True)
                 if wait == "auto":
-                    check(ran == "partner", f"auto ran {ran}, wanted partner (threads <= CPUs)")
+                    check(ran == "idle-yield", f"auto ran {ran}, wanted idle-yield (threads <= CPUs)")
     med = {w: sorted(v)[len(v) // 2] for w, v in per.items() if v}
     if len(med) < len(per):
         return finish()

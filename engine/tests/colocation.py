@@ -1,5 +1,5 @@
-"""A barrier waiter leaves a CPU that a thread it waits for is queued on (`partner`, which
-`auto` is with threads <= CPUs). The kernel balances scheduling groups, not threads: beside
+"""A barrier waiter leaves a CPU that a thread it waits for is queued on (`idle-yield`, which
+`auto` is with threads <= CPUs, and `partner`). The kernel balances scheduling groups, not threads: beside
 a program of another session it left both FM threads on one CPU for whole runs, and a
 waiter that kept that CPU made FM take >10x its time (docs/engine-benchmarks.md). Here the
 co-location is forced from outside (every engine thread's affinity set to the first CPU
@@ -60,7 +60,8 @@ def main():
     ref, _ = run("--mode", "seq", *MODEL)
     with cpu_competitor():
         time.sleep(SETTLE_S)
-        for extra, want_moves in ((["--barrier-wait", "auto"], True), (["--barrier-wait", "partner"], True),
+        for extra, want_moves in ((["--barrier-wait", "auto"], True), (["--barrier-wait", "idle-yield"], True),
+                                  (["--barrier-wait", "partner"], True),
                                   (["--barrier-wait", "block"], False),
                                   (["--barrier-wait", "partner", "--pin"], False)):
             j = forced_run(extra)

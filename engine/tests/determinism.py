@@ -102,8 +102,8 @@ with cpu_competitor():
     check_all(phold(4, 0.3, epg=2000, end=60), PARALLEL[8:], " + CPU competitor")
 # Reactivations are the on-off phase's to show (below: the competitor goes away, the reason
 # to bring a thread back); beside a steady competitor one needs a probe that misreads it as
-# gone, which the default wait (partner, whose sleeping waiter is woken ahead of the
-# competitor) made rare: 0-2 per phase against 4-5 with idle-yield.
+# gone, which a sleeping waiter (partner, auto in a3d99c9: woken ahead of the competitor)
+# made rare: 0-2 per phase against 4-5 with idle-yield.
 check_exercised("CPU competitor", ["deactivations", "non_primary_iterations"])
 
 # Every GVT-barrier wait policy and the optimism window, alone and beside a CPU-bound

@@ -23,7 +23,8 @@
  *   block     spin up to --barrier-spin-us, then sleep on a futex
  *   adaptive  spin, checking every 50 us whether a partner is queued on this CPU: then sleep
  *   idle-yield  spin 2000 pauses, then yield while the machine's runnable tasks are no more
- *             than the engine's active threads, else spin (checking every 64 pauses)
+ *             than the engine's active threads, else spin (checking every 64 pauses) and
+ *             move off the CPU if the awaited thread is queued on it (unpinned)
  *   partner   idle-yield while the threads still missing make progress, sleep while one
  *             is switched out */
 #define _GNU_SOURCE
@@ -308,6 +309,7 @@ const air_barrier_wait air_barrier_wait_partner = {
 };
 const air_barrier_wait air_barrier_wait_idle_yield = {
     { "idle-yield", "spin while anything else on the machine is runnable; while nothing is, "
-      "sched_yield() (it then hands nothing away; on the lab's VM it was 5% faster than spinning)", 0 },
+      "sched_yield() (it then hands nothing away; on the lab's VM it was 5% faster than spinning); "
+      "unpinned, leave a CPU the awaited thread is queued on", 0 },
     idle_yield_wait, nothing_to_wake, NULL, 1, 1,
 };

@@ -155,10 +155,6 @@ static int machine_runnable(int fd)
     return p ? atoi(p) : INT_MAX;
 }
 
-/* Anything runnable beyond the engine's own active threads (a load, another program, a
- * kernel thread) makes the waiter keep its CPU, so a yield never hands a competitor a
- * slice (the collapse of `yield`). A task that becomes runnable between the check and
- * the yield gets one slice: a race, not a pattern, since the next check sees it. */
 /* Leave this CPU for the others the process may use: a partner queued behind the waiter
  * here then runs at once. Needed because the kernel balances scheduling groups, not
  * threads: beside a program of another session (another autogroup or cgroup) both engine
@@ -174,6 +170,10 @@ static void move_off_this_cpu(air_engine *e, air_thread *t)
     if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0) t->cpu_moves++;
 }
 
+/* Anything runnable beyond the engine's own active threads (a load, another program, a
+ * kernel thread) makes the waiter keep its CPU, so a yield never hands a competitor a
+ * slice (the collapse of `yield`). A task that becomes runnable between the check and
+ * the yield gets one slice: a race, not a pattern, since the next check sees it. */
 static void idle_yield_wait(air_engine *e, air_thread *t, uint64_t gen)
 {
     for (int i = 0; i < 2000; i++) {
@@ -202,8 +202,8 @@ static void idle_yield_wait(air_engine *e, air_thread *t, uint64_t gen)
  * 50 us), waiting for it can take a scheduler slice: sleep on the futex, so the CPU goes
  * to whoever needs it, and the leader's wake-up (which preempts a competitor, the sleeper
  * having used less than its share) starts the next round with both threads running.
- * With a CPU load per core this took FM from 4.1-4.3x to 2.1-2.5x its no-load time; with
- * one load it changed nothing (docs/engine-benchmarks.md). A missing partner queued
+ * With a CPU load per core this took FM from 3.2-4.5x to 2.1-2.8x its no-load time; with
+ * one load it changed little (docs/engine-benchmarks.md). A missing partner queued
  * behind the waiter on its own CPU is let run by moving off the CPU (unpinned, threads
  * <= CPUs), else by sleeping. */
 static int partners_switched_out(air_engine *e, air_thread *t, uint64_t gen, uint64_t *seen, int *moved)

@@ -168,7 +168,7 @@ struct air_engine {
     _Atomic int bar_sleepers;      /* threads asleep on bar_word */
     int loadavg_fd;                /* /proc/loadavg for a wait that reads_runnable, else -1 */
     cpu_set_t allowed_cpus;        /* the process's CPUs at start (before any pinning) */
-    int may_move;                  /* idle-yield may move a waiter off a shared CPU (unpinned, threads <= CPUs) */
+    int may_move;                  /* idle-yield and partner may move a waiter off a shared CPU (unpinned, threads <= CPUs) */
     _Atomic uint64_t gvt_bits __attribute__((aligned(64)));
     _Atomic uint64_t gvt_round;
     _Atomic int done;

@@ -16,6 +16,8 @@ length and more, the kind that moved the 7a3b582 pair's run A (+15-18% CPU per e
 """
 import statistics
 
+from workflows import placement
+
 # Both probes at least this much slower than the run's median mark the trial slow: 1 of 59
 # quiet pairs reached it (1.175x; the next 1.084x), the slow phase seen was +15-18% CPU
 # per event: a measure of what the machine did, not a filter of trials.
@@ -65,17 +67,14 @@ def slow_trials(records, ratio=SLOW_RATIO):
 # The ping-pong: how long a cache line takes between the two CPUs the probe pins to. On
 # the lab's VM it is ~50 ns while the host keeps the two vCPUs close (a shared cache) and
 # ~310-335 ns while it runs them far apart, for seconds to a minute at a time (the a3d99c9
-# run, docs/workflow.md); a no-load FM run, which crosses the GVT barrier every ~0.1 ms,
-# then took up to 1.5x as long. A trial is "far" when either of its probes took at least
-# FAR_RATIO times the run's near level (its 10th percentile of before-probes, so a run
-# that is mostly far still has a near reference when it was ever near).
-FAR_RATIO = 3.0
+# run, docs/workflow.md; workflows/placement.py, which the runner uses to wait for near);
+# a no-load FM run, which crosses the GVT barrier every ~0.1 ms, then took up to 1.5x as
+# long. A trial is "far" when either of its probes took at least FAR_RATIO times the run's
+# near level (its 10th percentile of before-probes, so a run that is mostly far still has
+# a near reference when it was ever near).
+FAR_RATIO = placement.FAR_RATIO
 NEAR_QUANTILE = 0.1
-
-
-def _pingpong(probe):
-    x = probe.get("pingpong_ns") if isinstance(probe, dict) else None
-    return x if isinstance(x, (int, float)) and x > 0 else None
+_pingpong = placement.pingpong_ns
 
 
 def near_pingpong(records):

@@ -128,6 +128,7 @@ def _block_drift(no_load):
 
 def trial_facts(run, min_engine_s):
     walls, short, fm_eff, adaptive_idle, disturbed, reruns, n = [], [], [], [], 0, 0, 0
+    far_reruns, near_waits = 0, []
     steal, no_load_walls, workflow_share = [], {}, []
     records = list(trials(run))
     for exp, d in records:
@@ -153,9 +154,18 @@ def trial_facts(run, min_engine_s):
         if "steal_cpu_s" in nz:
             steal.append((nz["steal_cpu_s"], exp, d["trial"]["id"]))
         disturbed += bool(nz.get("disturbed"))
-        reruns += nz.get("reruns") or 0
+        # Every attempt but the last was re-run: for other work (disturbed), else because
+        # the CPUs ended far apart (--wait-near, workflows/placement.py).
+        redone = (nz.get("attempts") or [])[:-1]
+        far = sum(1 for a in redone if not a.get("disturbed") and a.get("far_after"))
+        far_reruns += far
+        reruns += (nz.get("reruns") or 0) - far
+        wait = (d.get("machine_speed") or {}).get("wait")
+        if wait:
+            near_waits.append((wait["waited_s"], wait["far"]))
     return {"n": n, "shortest": min(walls) if walls else None, "short": short, "fm_eff": fm_eff,
             "adaptive_idle": adaptive_idle, "disturbed": disturbed, "reruns": reruns,
+            "far_reruns": far_reruns, "near_waits": near_waits,
             "steal": steal, "drift": _block_drift(no_load_walls), "workflow_share": workflow_share,
             "speed": machine_speed.slow_trials(records), "far": machine_speed.far_trials(records)}
 
@@ -194,6 +204,14 @@ def _slow_cell(ref, slow, probed):
         by_exp[exp] = by_exp.get(exp, 0) + 1
     worst = f", worst {max(slow)[0]:.2f}x" if slow else ""
     return f"{len(slow)}/{probed}{worst}" + (f" ({', '.join(f'{e} {k}' for e, k in sorted(by_exp.items()))})" if slow else "")
+
+
+def _near_cell(t):
+    w = t["near_waits"]
+    if not w:
+        return "not recorded"
+    return (f"{sum(s for s, _ in w):.0f} s, {sum(s > 0 for s, _ in w)}/{len(w)}, {sum(f for _, f in w)}; "
+            f"{t['far_reruns']}")
 
 
 def _far_cell(near, far, probed):
@@ -254,6 +272,8 @@ def report(a, b, figures, min_engine_s):
             if t["workflow_share"] else "not recorded")),
         ("disturbed trials (kept after re-runs)", lambda t: str(t["disturbed"])),
         ("re-runs of disturbed trials", lambda t: str(t["reruns"])),
+        ("waiting for the CPUs near (--wait-near): seconds in all, trials that waited, still far at the start; "
+         "no-load re-runs for ending far", _near_cell),
     ]
     for name, f in rows:
         lines.append(f"| {name} | {f(fa)} | {f(fb)} |")

@@ -65,6 +65,15 @@ def register(sub):
     p.add_argument("--reruns", type=int, default=0, metavar="N",
                    help="run a disturbed trial (other work used the CPUs) again up to N times; the "
                         "last run is kept and says how many re-runs it took [0]")
+    p.add_argument("--wait-near", action="store_true",
+                   help="start the run when the host runs this machine's CPUs near each other (a "
+                        "cache-line ping-pong probe within 3x of the lowest seen, kept in "
+                        "--calibration-dir; at most --wait-near-max), and run a no-load trial that "
+                        "ended far apart again within --reruns: on a VM that moves its vCPUs apart "
+                        "for seconds at a time a no-load run then takes up to 1.5x as long")
+    p.add_argument("--wait-near-max", type=float, default=15.0, metavar="S",
+                   help="with --wait-near, wait at most S seconds for near, then run anyway (the "
+                        "record says so) [15]")
     p.add_argument("--noise-threshold", type=float, default=0.05, metavar="SHARE",
                    help="a trial is disturbed when other work used more than SHARE of one core "
                         "during the engine's run [0.05]")
@@ -84,6 +93,8 @@ def trial_cmd(args):
         raise UsageError("--timeout must be > 0 and --rep >= 0")
     if args.reruns < 0 or not 0 < args.noise_threshold <= 64:
         raise UsageError("--reruns must be >= 0 and --noise-threshold > 0")
+    if args.wait_near_max < 0:
+        raise UsageError("--wait-near-max must be >= 0")
     if args.target_s is not None and args.target_s <= 0:
         raise UsageError("--target-s must be > 0")
     load_count = None
@@ -103,7 +114,7 @@ def trial_cmd(args):
         run_trial(args.profile, args.setup, args.out, opts, rep=args.rep, timeout=args.timeout,
                   labels=labels, allow_unavailable=args.allow_unavailable, load_count=load_count,
                   target_s=args.target_s, calibration_dir=args.calibration_dir, reruns=args.reruns,
-                  noise_threshold=args.noise_threshold)
+                  noise_threshold=args.noise_threshold, wait_near=args.wait_near_max if args.wait_near else None)
     except UsageProblem as e:
         raise UsageError(str(e))
     except TrialUnavailable as e:

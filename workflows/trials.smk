@@ -74,6 +74,7 @@ rule trial:
             "--timeout", str(config["trial_timeout_s"][wc.scale]),
             "--calibration-dir", f"results/{wc.scale}/calibration",
             "--reruns", str(config.get("disturbed_reruns", 2)),
+            *(["--wait-near"] if config.get("wait_near", True) else []),
             "--noise-threshold", str(config.get("disturbed_threshold", 0.05)),
             "--label", f"experiment={wc.exp}", "--label", f"scale={wc.scale}",
             "--", *trial_of(wc)["argv"]]),

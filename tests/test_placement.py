@@ -1,0 +1,139 @@
+"""Waiting for the host to run the CPUs near each other (workflows/placement.py): the
+decision on synthetic probes, the level kept per boot, and real trials with --wait-near
+(a level of 1 ns makes every real probe "far", which this VM cannot be made to do)."""
+import json
+
+import jsonschema
+import pytest
+
+from trial_helpers import SCHEMA, run
+from workflows import placement
+
+NO_LOAD_ENGINE = ["--mode", "fm", "--threads", "2", "--lps-per-pe", "300", "--remote", "0.2", "--end-time", "2000"]
+
+
+class FakeClock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+    def sleep(self, s):
+        self.t += s
+
+
+def probes(*pingpongs):
+    it = iter(pingpongs)
+    return lambda: {"chase_ns": 10.0, "compute_ns": 1.0, "pingpong_ns": next(it)}
+
+
+def test_far_is_relative_to_the_level_and_unknown_is_not_far():
+    assert placement.is_far({"pingpong_ns": 320}, 50)
+    assert placement.is_far({"pingpong_ns": 150}, 50)  # exactly 3x
+    assert not placement.is_far({"pingpong_ns": 149}, 50)
+    assert not placement.is_far({"pingpong_ns": None}, 50)  # one CPU
+    assert not placement.is_far({"error": "no airprobe"}, 50)
+    assert not placement.is_far({"pingpong_ns": 320}, None)  # no level yet
+
+
+def test_the_level_is_the_lowest_seen_on_this_boot(tmp_path):
+    path = tmp_path / "cal" / placement.LEVEL_FILE
+    level = placement.NearLevel(path)
+    assert level.get() is None
+    assert level.note({"pingpong_ns": 320}) == 320  # the first probe, far or not
+    assert level.note({"pingpong_ns": 52}, {"error": "x"}) == 52
+    assert level.note({"pingpong_ns": 60}) == 52
+    assert placement.NearLevel(path).get() == 52  # kept for the next trial
+    d = json.loads(path.read_text())
+    path.write_text(json.dumps({**d, "boot_id": "another boot"}))
+    assert placement.NearLevel(path).get() is None  # another boot may be another host
+    path.write_text("{half a fi")
+    assert placement.NearLevel(path).get() is None
+
+
+def test_wait_ends_at_the_first_near_probe(tmp_path):
+    level = placement.NearLevel(tmp_path / placement.LEVEL_FILE)
+    level.note({"pingpong_ns": 50})
+    clock = FakeClock()
+    last, w = placement.wait_until_near(level, probe=probes(330, 320, 55, 400), max_wait_s=15,
+                                        poll_s=0.25, sleep=clock.sleep, clock=clock)
+    assert last["pingpong_ns"] == 55
+    assert w == {"waited_s": 0.5, "probes": 3, "far": False, "near_ns": 50}
+
+
+def test_wait_gives_up_after_its_maximum_and_says_far(tmp_path):
+    level = placement.NearLevel(tmp_path / placement.LEVEL_FILE)
+    level.note({"pingpong_ns": 50})
+    clock = FakeClock()
+    last, w = placement.wait_until_near(level, probe=probes(*[330] * 100), max_wait_s=2,
+                                        poll_s=0.25, sleep=clock.sleep, clock=clock)
+    assert w["far"] is True and w["probes"] == 9 and w["waited_s"] == 2.0
+    # A machine whose ping-pong never moves: the first probe sets the level and is near.
+    fresh = placement.NearLevel(tmp_path / "other.json")
+    _, w = placement.wait_until_near(fresh, probe=probes(330), sleep=clock.sleep, clock=clock)
+    assert w["probes"] == 1 and w["far"] is False and w["near_ns"] == 330
+
+
+def _far_level(cal):
+    """A level no real probe comes near: every probe of the trial is far."""
+    placement.NearLevel(cal / placement.LEVEL_FILE).note({"pingpong_ns": 1e-3})
+
+
+@pytest.fixture
+def two_cpus():
+    import os
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("the ping-pong needs two CPUs")
+
+
+def test_a_trial_waits_for_near_and_records_it(tmp_path, two_cpus):
+    cal = tmp_path / "cal"
+    out = tmp_path / "t.json"
+    r = run(out, profile="none", engine=NO_LOAD_ENGINE, extra=["--wait-near", "--calibration-dir", str(cal)])
+    assert r.returncode == 0, r.stderr
+    d = json.loads(out.read_text())
+    jsonschema.validate(d, SCHEMA)
+    ms = d["machine_speed"]
+    assert ms["wait"]["probes"] >= 1 and isinstance(ms["far_after"], bool)
+    level = placement.NearLevel(cal / placement.LEVEL_FILE).get()
+    assert level is not None and level <= ms["before"]["pingpong_ns"] and level <= ms["after"]["pingpong_ns"]
+
+
+def test_a_no_load_trial_that_ends_far_runs_again(tmp_path, two_cpus):
+    cal = tmp_path / "cal"
+    _far_level(cal)
+    out = tmp_path / "t.json"
+    r = run(out, profile="none", engine=NO_LOAD_ENGINE,
+            extra=["--wait-near", "--wait-near-max", "0.3", "--reruns", "1", "--calibration-dir", str(cal)])
+    assert r.returncode == 0, r.stderr
+    d = json.loads(out.read_text())
+    jsonschema.validate(d, SCHEMA)
+    nz, ms = d["noise"], d["machine_speed"]
+    assert nz["reruns"] == 1 and [a["far_after"] for a in nz["attempts"]] == [True, True], nz
+    assert ms["wait"]["far"] is True and ms["wait"]["probes"] >= 2 and ms["far_after"] is True
+    assert "far apart by its end" in r.stderr and "still ran the CPUs far apart" in r.stderr
+    assert d["engine"]["committed_events"] > 0
+
+
+def test_a_loaded_trial_that_ends_far_is_kept(tmp_path, two_cpus):
+    """Far placement moves a loaded run's median by 1-2%: not worth a re-run."""
+    cal = tmp_path / "cal"
+    _far_level(cal)
+    out = tmp_path / "t.json"
+    r = run(out, profile="cpu-1", engine=NO_LOAD_ENGINE,
+            extra=["--wait-near", "--wait-near-max", "0", "--reruns", "1", "--calibration-dir", str(cal)])
+    assert r.returncode == 0, r.stderr
+    d = json.loads(out.read_text())
+    assert d["noise"]["reruns"] == 0 or d["noise"]["attempts"][0]["disturbed"], d["noise"]
+    assert d["machine_speed"]["far_after"] is True and d["machine_speed"]["wait"]["probes"] == 1
+
+
+def test_wait_near_needs_a_place_for_its_level(tmp_path):
+    out = tmp_path / "t.json"
+    r = run(out, profile="none", engine=NO_LOAD_ENGINE, extra=["--wait-near"])
+    assert r.returncode == 2 and "--calibration-dir" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not out.exists()
+    r = run(out, profile="none", engine=NO_LOAD_ENGINE,
+            extra=["--wait-near", "--wait-near-max", "-1", "--calibration-dir", str(tmp_path)])
+    assert r.returncode == 2 and "--wait-near-max" in r.stderr and not out.exists()

@@ -161,7 +161,7 @@ def test_waiting_for_near_cpus_and_far_reruns_are_counted_apart_from_disturbed_o
     disturbed one."""
     a = _run(tmp_path, "a", "agrees", [2.0, 2.2, 2.4])  # one disturbed trial, re-run once
     probe = {"chase_ns": 10.0, "compute_ns": 1.3, "pingpong_ns": 50.0, "cpus": []}
-    for i, (waited, far, attempts) in enumerate([(0.0, False, [False]), (2.5, False, [True, False]),
+    for i, (waited, far, attempts) in enumerate([(0.03, False, [False]), (2.5, False, [True, False]),
                                                  (15.0, True, [True, True, True])]):
         _trial(a, "fig07-no-load", f"near-{i}", "fm", 2.5, 0.98, rep=i)
         p = a / "trials" / "fig07-no-load" / f"near-{i}.json"
@@ -169,7 +169,8 @@ def test_waiting_for_near_cpus_and_far_reruns_are_counted_apart_from_disturbed_o
         d["noise"].update(reruns=len(attempts) - 1,
                           attempts=[{"disturbed": False, "far_after": f, "foreign_cpu_s": 0} for f in attempts])
         d["machine_speed"] = {"before": probe, "after": probe,
-                              "wait": {"waited_s": waited, "probes": 1, "far": far, "near_ns": 50.0}}
+                              "wait": {"waited_s": waited, "probes": 1 + int(waited * 4), "far": far,
+                                       "near_ns": 50.0}}
         p.write_text(json.dumps(d))
     text = reproducibility.report(a, a, ["fig01-fm-slowdown"], 2.0)
     assert "| re-runs of disturbed trials | 1 | 1 |" in text

@@ -117,7 +117,7 @@ def test_a_no_load_trial_that_ends_far_runs_again(tmp_path, two_cpus):
 
 
 def test_a_loaded_trial_that_ends_far_is_kept(tmp_path, two_cpus):
-    """Far placement moves a loaded run's median by 1-2%: not worth a re-run."""
+    """Loaded trials are long and would mostly end far again: kept, marked far_after."""
     cal = tmp_path / "cal"
     _far_level(cal)
     out = tmp_path / "t.json"

@@ -289,8 +289,9 @@ def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_una
                      f"of waiting (ping-pong {placement.pingpong_ns(ms['before'])} ns, near "
                      f"{ms['wait']['near_ns']} ns): running anyway")
         attempts.append(attempt)
-        # Far placement moves a no-load run by up to 1.5x and a loaded one's median by 1-2%
-        # (workflows/placement.py): only the baselines are worth a re-run.
+        # Only the baselines are re-run for far placement: they are short (~2.5 s) and every
+        # slowdown is divided by one; a loaded run lasts 5-47 s and would mostly end far
+        # again (workflows/placement.py).
         far_again = attempt.get("far_after") and not prof["processes"]
         if not (m["noise"]["disturbed"] or far_again) or len(attempts) > reruns:
             break

@@ -112,7 +112,9 @@ def test_a_no_load_trial_that_ends_far_runs_again(tmp_path, two_cpus):
     nz, ms = d["noise"], d["machine_speed"]
     assert nz["reruns"] == 1 and [a["far_after"] for a in nz["attempts"]] == [True, True], nz
     assert ms["wait"]["far"] is True and ms["wait"]["probes"] >= 2 and ms["far_after"] is True
-    assert "far apart by its end" in r.stderr and "still ran the CPUs far apart" in r.stderr
+    assert "still ran the CPUs far apart" in r.stderr
+    # The re-run's reason: other work on the machine (another test) is named first.
+    assert ("far apart by its end" if not nz["attempts"][0]["disturbed"] else "disturbed (") in r.stderr, r.stderr
     assert d["engine"]["committed_events"] > 0
 
 

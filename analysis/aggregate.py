@@ -27,7 +27,7 @@ COLUMNS = ["experiment", "figure", "trial", "status", "reason", "rep", "baseline
            "slowdown", "pred_eq1", "pred_eq3", "committed_events", "efficiency", "event_rate",
            "rollbacks", "locality", "cache_misses", "cache_counter", "cache_note", "load_throughput",
            "load_unit", "solo_throughput", "load_slowdown", "engine_cpu_s", "end_time", "target_s",
-           "work_key", "checksum", "disturbed", "reruns", "foreign_cpu_s", "runner_cpu_s"]
+           "work_key", "checksum", "disturbed", "reruns", "foreign_cpu_s", "runner_cpu_s", "far_reruns", "ended_far"]
 
 
 def n_loads(profile):
@@ -83,6 +83,11 @@ def row_of(trial, experiment, figure):
                disturbed="" if nz.get("disturbed") is None else int(nz["disturbed"]),
                reruns=nz.get("reruns", ""), foreign_cpu_s=nz.get("foreign_cpu_s", ""),
                runner_cpu_s=nz.get("runner_cpu_s", ""))
+    # --wait-near (workflows/placement.py): re-runs because the host ran the CPUs far apart
+    # by the run's end (not other work), and whether the kept run ended far ("" unrecorded).
+    ms = trial.get("machine_speed") or {}
+    row["far_reruns"] = sum(1 for a in (nz.get("attempts") or [])[:-1] if a.get("far_after") and not a.get("disturbed"))
+    row["ended_far"] = int(ms["far_after"]) if isinstance(ms.get("far_after"), bool) else ""
     loads = trial.get("loads", [])
     thr = [ld["figures"].get("throughput") for ld in loads if ld["figures"].get("throughput") is not None]
     if thr:

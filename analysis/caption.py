@@ -128,17 +128,27 @@ def caption(exp, rows, facts, scale="quick", claims=None):
 
 def noise_sentence(rows):
     """How many trials other work on the machine disturbed (the table's `disturbed` and
-    `reruns`, from each trial's `noise`): re-run, and still disturbed after the re-runs."""
+    `reruns`, from each trial's `noise`): re-run, and still disturbed after the re-runs; and
+    with --wait-near, how many the host's far vCPU placement re-ran (`far_reruns`) or
+    touched at the end of the run kept (`ended_far`)."""
     measured = [r for r in rows if r.get("disturbed") in ("0", "1", 0, 1)]
     if not measured:
         return ""
-    rerun = [r for r in measured if (_f(r.get("reruns")) or 0) > 0]
+    far_redone = {id(r): int(_f(r.get("far_reruns")) or 0) for r in measured}
+    rerun = [r for r in measured if (_f(r.get("reruns")) or 0) - far_redone[id(r)] > 0]
     still = [r for r in measured if str(r.get("disturbed")) == "1"]
     if not rerun and not still:
-        return f"Noise: none of the {len(measured)} trials was disturbed by other work on the machine."
-    text = (f"Noise: {len(rerun)} of {len(measured)} trial(s) were run again because other work on the "
-            f"machine disturbed them; {len(still)} stayed disturbed after their re-runs (kept, marked "
-            "in the table's disturbed column).")
+        text = f"Noise: none of the {len(measured)} trials was disturbed by other work on the machine."
+    else:
+        text = (f"Noise: {len(rerun)} of {len(measured)} trial(s) were run again because other work on the "
+                f"machine disturbed them; {len(still)} stayed disturbed after their re-runs (kept, marked "
+                "in the table's disturbed column).")
+    far_rerun = sum(1 for r in measured if far_redone[id(r)])
+    ended_far = sum(1 for r in measured if str(r.get("ended_far")) == "1")
+    if far_rerun or ended_far:
+        text += (f" {far_rerun} no-load trial(s) were run again because the host ran the CPUs far apart by "
+                 f"their end; {ended_far} kept run(s) ended so (loaded ones are kept; the table's ended_far "
+                 "column).")
     return f"<span class=warn>{html.escape(text)}</span>" if still else html.escape(text)
 
 

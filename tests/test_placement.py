@@ -116,6 +116,10 @@ def test_a_no_load_trial_that_ends_far_runs_again(tmp_path, two_cpus):
     # The re-run's reason: other work on the machine (another test) is named first.
     assert ("far apart by its end" if not nz["attempts"][0]["disturbed"] else "disturbed (") in r.stderr, r.stderr
     assert d["engine"]["committed_events"] > 0
+    # The table row tells a far re-run from a disturbed one (analysis/caption.py's sentence).
+    from analysis.aggregate import row_of
+    r = row_of(d, "placement", "test")
+    assert r["ended_far"] == 1 and r["far_reruns"] == (0 if nz["attempts"][0]["disturbed"] else 1)
 
 
 def test_a_loaded_trial_that_ends_far_is_kept(tmp_path, two_cpus):

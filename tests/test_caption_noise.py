@@ -1,0 +1,35 @@
+"""The caption's noise sentence on hand-made table rows: re-runs for other work and re-runs
+for the host's far vCPU placement (--wait-near) are told apart, as are the kept runs that
+stayed disturbed or ended far."""
+from analysis.caption import noise_sentence
+
+
+def row(disturbed=0, reruns=0, far_reruns=0, ended_far=""):
+    return {"disturbed": str(disturbed), "reruns": str(reruns), "far_reruns": str(far_reruns),
+            "ended_far": str(ended_far)}
+
+
+def test_quiet_trials_say_so():
+    assert noise_sentence([row(), row(ended_far=0)]) == \
+        "Noise: none of the 2 trials was disturbed by other work on the machine."
+
+
+def test_far_reruns_are_not_called_disturbed():
+    text = noise_sentence([row(reruns=1, far_reruns=1), row(reruns=2, far_reruns=2, ended_far=1),
+                           row(ended_far=1), row()])
+    assert text.startswith("Noise: none of the 4 trials was disturbed")
+    assert "2 no-load trial(s) were run again because the host ran the CPUs far apart" in text
+    assert "2 kept run(s) ended so" in text
+
+
+def test_both_reasons_and_a_trial_still_disturbed():
+    text = noise_sentence([row(reruns=2, far_reruns=1, disturbed=1), row(reruns=1), row()])
+    assert text.startswith("<span class=warn>")
+    assert "2 of 3 trial(s) were run again because other work" in text
+    assert "1 stayed disturbed" in text and "1 no-load trial(s) were run again because the host" in text
+
+
+def test_tables_from_before_wait_near_count_every_rerun_as_disturbed():
+    rows = [{"disturbed": "0", "reruns": "1"}, {"disturbed": "0", "reruns": "0"}]
+    assert "1 of 2 trial(s) were run again because other work" in noise_sentence(rows)
+    assert "far apart" not in noise_sentence(rows)

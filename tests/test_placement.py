@@ -52,6 +52,14 @@ def test_the_level_is_the_lowest_seen_on_this_boot(tmp_path):
     assert placement.NearLevel(path).get() is None
 
 
+def test_a_level_that_cannot_be_kept_still_holds_for_this_runner(tmp_path):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    level = placement.NearLevel(blocker / placement.LEVEL_FILE)
+    assert level.note({"pingpong_ns": 52}) == 52
+    assert placement.is_far({"pingpong_ns": 320}, level.note({"pingpong_ns": 320}))
+
+
 def test_wait_ends_at_the_first_near_probe(tmp_path):
     level = placement.NearLevel(tmp_path / placement.LEVEL_FILE)
     level.note({"pingpong_ns": 50})

@@ -190,8 +190,8 @@ def run_trial(profile, setup, out, engine_opts, rep=0, timeout=600.0, labels=Non
     calibration_dir; workflows/calibration.py). A run that other work on the machine
     disturbed (workflows/noise.py) is run again up to `reruns` times; the last one is kept.
     With wait_near (at most that many seconds) the run starts when the host runs the CPUs
-    near each other, and a no-load
-    run that ended far is run again within the same `reruns` (workflows/placement.py).
+    near each other, and a no-load run that ended far is run again within the same
+    `reruns` (workflows/placement.py).
 
     SIGINT/SIGTERM are caught from the first moment (even while the inputs are checked) and
     turned into TrialInterrupted once every `finally` below has removed what was started."""
@@ -282,7 +282,7 @@ def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_una
         m = _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold, level, wait_near)
         attempt = {k: m["noise"][k] for k in ("foreign_cpu_s", "window_s", "disturbed")}
         ms = m["machine_speed"]
-        if level:
+        if level is not None:
             ms["far_after"] = attempt["far_after"] = placement.is_far(ms["after"], level.note(ms["after"]))
             if ms["wait"]["far"]:
                 _say(f"{trial_id}: the host still ran the CPUs far apart after {ms['wait']['waited_s']:.0f} s "
@@ -370,7 +370,7 @@ def _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold, lev
                     with open(wd / "engine.stderr", "wb") as err:
                         settle_s = noise.settle_workflow()  # Snakemake done with the job before
                         # Before the loads: the bare machine, just before the run.
-                        if level:
+                        if level is not None:
                             speed_before, wait = placement.wait_until_near(level, max_wait_s=wait_max_s)
                         else:
                             speed_before, wait = machine_speed.probe(), None

@@ -19,6 +19,7 @@ from airbase.atomic import write_csv
 from analysis import locality
 from analysis.predict import predicted_slowdown
 from loads.kinds import cpu_demand
+from workflows import placement
 from workflows.calibration import work_of
 
 COLUMNS = ["experiment", "figure", "trial", "status", "reason", "rep", "baseline", "profile", "setup",
@@ -86,7 +87,7 @@ def row_of(trial, experiment, figure):
     # --wait-near (workflows/placement.py): re-runs because the host ran the CPUs far apart
     # by the run's end (not other work), and whether the kept run ended far ("" unrecorded).
     ms = trial.get("machine_speed") or {}
-    row["far_reruns"] = sum(1 for a in (nz.get("attempts") or [])[:-1] if a.get("far_after") and not a.get("disturbed"))
+    row["far_reruns"] = placement.far_reruns(nz)
     row["ended_far"] = int(ms["far_after"]) if isinstance(ms.get("far_after"), bool) else ""
     loads = trial.get("loads", [])
     thr = [ld["figures"].get("throughput") for ld in loads if ld["figures"].get("throughput") is not None]

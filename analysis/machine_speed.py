@@ -74,12 +74,11 @@ def slow_trials(records, ratio=SLOW_RATIO):
 # a near reference when it was ever near).
 FAR_RATIO = placement.FAR_RATIO
 NEAR_QUANTILE = 0.1
-_pingpong = placement.pingpong_ns
 
 
 def near_pingpong(records):
     """The run's near ping-pong (ns): the NEAR_QUANTILE of its trials' before-probes, or None."""
-    xs = sorted(x for _, d in records if (x := _pingpong((d.get("machine_speed") or {}).get("before"))))
+    xs = sorted(x for _, d in records if (x := placement.pingpong_ns((d.get("machine_speed") or {}).get("before"))))
     return xs[int(NEAR_QUANTILE * (len(xs) - 1))] if xs else None
 
 
@@ -91,7 +90,7 @@ def far_trials(records, ratio=FAR_RATIO):
     far, probed = [], 0
     for exp, d in records:
         ms = d.get("machine_speed") or {}
-        pp = {k: _pingpong(ms.get(k)) for k in ("before", "after")}
+        pp = {k: placement.pingpong_ns(ms.get(k)) for k in ("before", "after")}
         if not near or None in pp.values():
             continue
         probed += 1

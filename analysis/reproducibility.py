@@ -31,6 +31,7 @@ from analysis import machine_speed
 from analysis.claims import level_samples, load_claims, read_tables
 from analysis.figures import grouped
 from analysis.stats import read_rows
+from workflows import placement
 from workflows.experiments import ExperimentError, load_experiment
 
 FIGURES = ["fig01-fm-slowdown", "fig07-no-load", "fig08-one-load"]
@@ -154,10 +155,8 @@ def trial_facts(run, min_engine_s):
         if "steal_cpu_s" in nz:
             steal.append((nz["steal_cpu_s"], exp, d["trial"]["id"]))
         disturbed += bool(nz.get("disturbed"))
-        # Every attempt but the last was re-run: for other work (disturbed), else because
-        # the CPUs ended far apart (--wait-near, workflows/placement.py).
-        redone = (nz.get("attempts") or [])[:-1]
-        far = sum(1 for a in redone if not a.get("disturbed") and a.get("far_after"))
+        # Re-runs for far vCPU placement (--wait-near) are counted apart from disturbed ones.
+        far = placement.far_reruns(nz)
         far_reruns += far
         reruns += (nz.get("reruns") or 0) - far
         wait = (d.get("machine_speed") or {}).get("wait")

@@ -108,37 +108,37 @@ def test_a_trial_waits_for_near_and_records_it(tmp_path, two_cpus):
     assert level is not None and level <= ms["before"]["pingpong_ns"] and level <= ms["after"]["pingpong_ns"]
 
 
-def test_a_no_load_trial_that_ends_far_runs_again(tmp_path, two_cpus):
+def _trial_beside_a_far_level(tmp_path, profile, wait_max):
+    """A real trial with --wait-near and --reruns 1 whose every probe is far: (stderr, record)."""
     cal = tmp_path / "cal"
     _far_level(cal)
     out = tmp_path / "t.json"
-    r = run(out, profile="none", engine=NO_LOAD_ENGINE,
-            extra=["--wait-near", "--wait-near-max", "0.3", "--reruns", "1", "--calibration-dir", str(cal)])
+    r = run(out, profile=profile, engine=NO_LOAD_ENGINE,
+            extra=["--wait-near", "--wait-near-max", wait_max, "--reruns", "1", "--calibration-dir", str(cal)])
     assert r.returncode == 0, r.stderr
     d = json.loads(out.read_text())
     jsonschema.validate(d, SCHEMA)
+    return r.stderr, d
+
+
+def test_a_no_load_trial_that_ends_far_runs_again(tmp_path, two_cpus):
+    stderr, d = _trial_beside_a_far_level(tmp_path, "none", "0.3")
     nz, ms = d["noise"], d["machine_speed"]
     assert nz["reruns"] == 1 and [a["far_after"] for a in nz["attempts"]] == [True, True], nz
     assert ms["wait"]["far"] is True and ms["wait"]["probes"] >= 2 and ms["far_after"] is True
-    assert "still ran the CPUs far apart" in r.stderr
+    assert "still ran the CPUs far apart" in stderr
     # The re-run's reason: other work on the machine (another test) is named first.
-    assert ("far apart by its end" if not nz["attempts"][0]["disturbed"] else "disturbed (") in r.stderr, r.stderr
+    assert ("far apart by its end" if not nz["attempts"][0]["disturbed"] else "disturbed (") in stderr, stderr
     assert d["engine"]["committed_events"] > 0
     # The table row tells a far re-run from a disturbed one (analysis/caption.py's sentence).
     from analysis.aggregate import row_of
-    r = row_of(d, "placement", "test")
-    assert r["ended_far"] == 1 and r["far_reruns"] == (0 if nz["attempts"][0]["disturbed"] else 1)
+    row = row_of(d, "placement", "test")
+    assert row["ended_far"] == 1 and row["far_reruns"] == (0 if nz["attempts"][0]["disturbed"] else 1)
 
 
 def test_a_loaded_trial_that_ends_far_is_kept(tmp_path, two_cpus):
     """Loaded trials are long and would mostly end far again: kept, marked far_after."""
-    cal = tmp_path / "cal"
-    _far_level(cal)
-    out = tmp_path / "t.json"
-    r = run(out, profile="cpu-1", engine=NO_LOAD_ENGINE,
-            extra=["--wait-near", "--wait-near-max", "0", "--reruns", "1", "--calibration-dir", str(cal)])
-    assert r.returncode == 0, r.stderr
-    d = json.loads(out.read_text())
+    _, d = _trial_beside_a_far_level(tmp_path, "cpu-1", "0")
     assert d["noise"]["reruns"] == 0 or d["noise"]["attempts"][0]["disturbed"], d["noise"]
     assert d["machine_speed"]["far_after"] is True and d["machine_speed"]["wait"]["probes"] == 1
 

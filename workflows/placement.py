@@ -50,6 +50,12 @@ def is_far(probe, near_ns, ratio=FAR_RATIO):
     return bool(x and near_ns and x >= ratio * near_ns)
 
 
+def far_reruns(noise):
+    """How many of a trial's re-runs (its noise.attempts but the last) were made because the
+    run ended far, not because other work disturbed it."""
+    return sum(1 for a in (noise.get("attempts") or [])[:-1] if a.get("far_after") and not a.get("disturbed"))
+
+
 def _boot_id():
     try:
         return Path("/proc/sys/kernel/random/boot_id").read_text().strip()

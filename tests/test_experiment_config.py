@@ -124,14 +124,18 @@ def test_snakemake_refuses_a_broken_experiment_at_start(tmp_path):
 
 def test_time_budgets():
     """quick: the whole set within 45 minutes on 2 cores, even when every two-look
-    experiment adds its repetitions. The real time was 3-7% over the estimate (a3f4133: 38
-    min estimated, 39.1 and 39.2 real; 568bcc2: 40, 42.0 and 42.9), so the estimate with
-    every top-up stays under 43; smoke: a couple of minutes."""
+    experiment adds its repetitions. The estimate counts the waits for near CPUs and the
+    far re-runs since the 6a751fe pair (49.1 and 48.9 min real against 39 estimated without
+    them); with them that pair's plan comes to 47.0 and 45.2 min for the top-ups each run
+    added, and its runners' own time to 46.4 and 46.5 (Snakemake's gaps, set-up and the
+    analysis add ~2.5). Fig. 17's cores+1 level, the one large miss (4.7 min real, 2.2
+    estimated), is gone from quick, so the estimate with every top-up stays under 44;
+    smoke: a couple of minutes."""
     from workflows.experiments import estimate_minutes, top_up_minutes
     cfg = load_config()
     quick = all_trials(cfg, "quick", cores=2)
     assert estimate_minutes(quick) < 42
-    assert estimate_minutes(quick) + top_up_minutes(quick)[1] < 43
+    assert estimate_minutes(quick) + top_up_minutes(quick)[1] < 44
     assert estimate_minutes(all_trials(cfg, "smoke", cores=2)) < 2.5
 
 
@@ -252,7 +256,7 @@ def test_shipped_load_sweeps_scale_with_the_cores(cores):
         ("fig01-fm-slowdown", "smoke"): {2: [0, 1], 4: [0, 1], 16: [0, 1]},
         ("fig03-optimistic-vs-conservative", "quick"): {2: [0, 1], 4: [0, 1], 16: [0, 1]},  # the budget's
         ("fig15-pcs", "quick"): {2: [0, 1], 4: [0, 2], 16: [0, 10]},  # the claim's 5*cores/8 only
-        ("fig17-onoff-loads", "quick"): {2: [0, 1, 3], 4: [0, 2, 5], 16: [0, 10, 17]},
+        ("fig17-onoff-loads", "quick"): {2: [0, 1], 4: [0, 2], 16: [0, 10]},
     }
     for (name, scale), by_cores in expected.items():
         exp = load_experiment(name)

@@ -302,6 +302,12 @@ def all_trials(cfg, scale, only=None, cores=None):
 # keep the quick scale within its budget (tests/test_experiment_config.py); a busy machine
 # takes longer.
 TRIAL_OVERHEAD_S = 0.86  # cd81203: runner start to engine start 0.28 s + Snakemake's gap 0.21 s (medians), more at p90; + the machine-speed probe before and after (2 x ~0.03 s)
+# Waiting for near CPUs before a trial (--wait-near, the workflow's default) and running a
+# no-load trial again when its CPUs ended far apart (workflows/placement.py). 6a751fe pair:
+# 98 s and 216 s of waits over 399 and 379 trials; 19% and 21% of no-load trials re-run.
+# Left out, the estimate was 39 min against 49 real.
+NEAR_WAIT_S = 0.4
+FAR_RERUN_SHARE = 0.2
 ANALYSIS_S_PER_EXPERIMENT = 5.0
 SOLO_S = 9.0
 
@@ -369,7 +375,8 @@ def estimate_seconds(trial):
         base = base * 2.5 + 3
     else:
         base *= _slowdown_factor(e, _demand(trial))
-    return TRIAL_OVERHEAD_S + base
+    once = TRIAL_OVERHEAD_S + base
+    return once + NEAR_WAIT_S + (FAR_RERUN_SHARE * once if trial["profile"] == "none" else 0.0)
 
 
 def estimate_minutes(plan):

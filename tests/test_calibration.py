@@ -75,15 +75,31 @@ def test_the_probe_run_does_not_count_as_a_pilot(monkeypatch):
     from workflows import calibration
     ends = []
 
-    def pilot(work, end_time, timeout):
+    def pilot(work, end_time, timeout, near=None):
         ends.append(end_time)
-        return end_time / 300.0, 1000, False
+        return end_time / 300.0, 1000, False, False
     monkeypatch.setattr(calibration, "_pilot", pilot)
     rec = calibration.measure(work_of(parse_options(["--mode", "fm", *CONFIG])), 2.5)
     assert rec["pilot"]["probe"] == {"end_time": 200.0, "wall_s": pytest.approx(200 / 300)}
     assert rec["pilot"]["end_time"] == 300.0 and rec["pilot"]["walls_s"] == [1.0, 1.0, 1.0]
     assert rec["pilot"]["sim_time_per_s"] == pytest.approx(300.0) and rec["end_time"] == 750.0
     assert ends == [200.0, 300.0, 300.0, 300.0, 750.0]  # probe, 3 pilots, check run
+
+
+def test_pilots_that_ended_far_do_not_set_the_rate(monkeypatch):
+    """Synthetic: the first two pilots ran while the CPUs were far apart (1.4x slower, the
+    58758ed pair's run A) and are not counted; the three near ones give the rate."""
+    from workflows import calibration
+    far = iter([True, True])
+
+    def pilot(work, end_time, timeout, near=None):
+        f = next(far, False) if end_time == 300.0 else False
+        return end_time / 300.0 * (1.4 if f else 1.0), 1000, f, f
+    monkeypatch.setattr(calibration, "_pilot", pilot)
+    rec = calibration.measure(work_of(parse_options(["--mode", "fm", *CONFIG])), 2.5)
+    p = rec["pilot"]
+    assert p["far_runs"] == 2 and p["undisturbed_runs"] == 3 and len(p["walls_s"]) == 5 and not p["disturbed"]
+    assert p["sim_time_per_s"] == pytest.approx(300.0) and rec["end_time"] == 750.0
 
 
 def test_every_mode_and_load_of_a_configuration_simulates_the_same_events(tmp_path):

@@ -95,6 +95,21 @@ def two_cpus():
         pytest.skip("the ping-pong needs two CPUs")
 
 
+def test_calibration_waits_for_near_and_counts_far_pilots_as_disturbed(tmp_path, two_cpus):
+    """With a level no probe reaches every pilot ends far: none is clean, all PILOT_TRIES
+    run, and the record says so (the trial then warns). Without `near` nothing is waited."""
+    from workflows.calibration import PILOT_TRIES, calibrate
+    cal = tmp_path / "cal"
+    _far_level(cal)
+    config = ["--mode", "fm", "--threads", "2", "--lps-per-pe", "300", "--remote", "0.2"]
+    rec = calibrate(config, 0.3, cal, near=(placement.NearLevel(cal / placement.LEVEL_FILE), 0.0))
+    p = rec["pilot"]
+    assert p["waited_for_near"] and p["far_runs"] == PILOT_TRIES == len(p["walls_s"])
+    assert p["disturbed"] and p["undisturbed_runs"] == 0
+    plain = calibrate(config, 0.3, tmp_path / "plain")["pilot"]
+    assert not plain["waited_for_near"] and plain["far_runs"] == 0
+
+
 def test_a_trial_waits_for_near_and_records_it(tmp_path, two_cpus):
     cal = tmp_path / "cal"
     out = tmp_path / "t.json"

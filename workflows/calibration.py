@@ -12,7 +12,14 @@ The pilot runs FM with one thread per PE: it does not depend on the mode under t
 the paper's reference mode, and without a load it is the fastest of the parallel modes here
 (LADM within a few per cent), so the FM baseline lasts about target_s and every other trial
 of the configuration at least about that long. Seq would need a guessed parallel speedup to
-hit the target. Noise only ever slows a run down, so the fastest of three pilots counts."""
+hit the target. Noise only ever slows a run down, so the fastest of three pilots counts.
+
+On a host that moves the vCPUs apart for seconds at a time (workflows/placement.py) every
+pilot of a configuration can fall into one far phase: in run A of the 58758ed pair the
+three pilots of the remote 0.2 configuration ran at 0.73x the usual rate and its end time
+came out 19900 instead of ~27500, so 66 no-load runs of six experiments lasted 1.85-2.0 s
+against a 2.5 s target. With `near` (the workflow's --wait-near) each pilot waits for near
+CPUs like a trial, and a pilot that ended far counts as disturbed."""
 import fcntl
 import hashlib
 import json
@@ -24,6 +31,7 @@ from pathlib import Path
 
 from airbase.atomic import write_json
 from airbase.paths import AIRPDES
+from workflows import machine_speed, placement
 from workflows.noise import DEFAULT_THRESHOLD, machine_busy_s, settle_workflow, workflow_cpu_since, workflow_snapshot
 
 # Engine options that change how the work is done, not which events are committed. Every
@@ -107,7 +115,9 @@ def key_of(work, target_s, engine=None):
     return f"{work['model']}-{digest}"
 
 
-def _pilot(work, end_time, timeout):
+def _pilot(work, end_time, timeout, near=None):
+    """(wall_s, committed events, disturbed, far). near: (NearLevel, seconds to wait at
+    most) or None."""
     pes = work["pes"]
     argv = [str(AIRPDES), "--mode", "fm", "--threads", pes]
     for k, v in work.items():
@@ -115,6 +125,8 @@ def _pilot(work, end_time, timeout):
     with tempfile.TemporaryDirectory(prefix="airlab-pilot-") as d:
         out = Path(d) / "pilot.json"
         settle_workflow()
+        if near is not None:
+            placement.wait_until_near(near[0], max_wait_s=near[1])
         busy0, kids0, flow0, t0 = machine_busy_s(), _children_cpu_s(), workflow_snapshot(), time.monotonic()
         r = subprocess.run([*argv, "--end-time", f"{end_time:g}", "--quiet", "--json", str(out)],
                            capture_output=True, text=True, timeout=timeout)
@@ -122,10 +134,14 @@ def _pilot(work, end_time, timeout):
         # so a disturbed pilot would give a much too short end time.
         foreign = (machine_busy_s() - busy0) - (_children_cpu_s() - kids0) - workflow_cpu_since(flow0)
         disturbed = foreign > DEFAULT_THRESHOLD * (time.monotonic() - t0) + 0.02
+        far = False
+        if near is not None:  # the CPUs moved apart during the pilot: as slow as a disturbed one
+            after = machine_speed.probe()
+            far = placement.is_far(after, near[0].note(after))
         if r.returncode != 0 or not out.exists():
             raise CalibrationError(f"pilot run failed (exit {r.returncode}): {r.stderr.strip()[-300:]}")
         d = json.loads(out.read_text())
-    return d["wall_s"], d["committed_events"], disturbed
+    return d["wall_s"], d["committed_events"], disturbed or far, far
 
 
 def _children_cpu_s():
@@ -133,24 +149,25 @@ def _children_cpu_s():
     return ru.ru_utime + ru.ru_stime
 
 
-def measure(work, target_s, timeout=300):
-    """Run the pilots; returns the calibration record (without caching)."""
+def measure(work, target_s, timeout=300, near=None):
+    """Run the pilots; returns the calibration record (without caching). near: see _pilot."""
     goal = min(PILOT_WALL_S, max(0.05, target_s / 2))
     # Probes lengthen the run until it is long enough to scale; the pilots then run at the
     # scaled end time (so only their walls count: a probe's was for another end time).
     end = FIRST_PILOT_END
     while True:
-        wall, events, disturbed = _pilot(work, end, timeout)
+        wall, events, disturbed, _ = _pilot(work, end, timeout, near)
         if wall >= goal * 0.6:
             break
         end *= min(16.0, max(1.5, goal / max(wall, 1e-3)))
     probe = {"end_time": end, "wall_s": wall}
     end = float(f"{end * goal / wall:.3g}")  # the measured pilots last about goal seconds
-    walls, clean = [], []
+    walls, clean, far_runs = [], [], 0
     # Three undisturbed pilots if the machine allows, within PILOT_TRIES runs.
     while len(clean) < PILOT_RUNS and len(walls) < PILOT_TRIES:
-        wall, events, disturbed = _pilot(work, end, timeout)
+        wall, events, disturbed, far = _pilot(work, end, timeout, near)
         walls.append(wall)
+        far_runs += far
         if not disturbed:
             clean.append(wall)
     best = min(clean or walls)
@@ -158,23 +175,24 @@ def measure(work, target_s, timeout=300):
     check = None
     if target_s >= CHECK_RUN_FROM_S:
         check_end = float(f"{target_s * rate:.3g}")
-        wall, _, disturbed = _pilot(work, check_end, timeout)
-        check = {"end_time": check_end, "wall_s": wall, "disturbed": disturbed}
+        wall, _, disturbed, far = _pilot(work, check_end, timeout, near)
+        check = {"end_time": check_end, "wall_s": wall, "disturbed": disturbed, "far": far}
         if not disturbed or not clean:
             rate = max(rate, check_end / wall)
     end_time = float(f"{target_s * rate:.3g}")  # three significant digits: a readable end time
     return {"key": key_of(work, target_s), "engine_id": engine_id(), "target_s": float(target_s), "work": work,
             "pilot": {"mode": "fm", "threads": int(work["pes"]), "end_time": end, "walls_s": walls,
                       "best_wall_s": best, "committed_events": events, "undisturbed_runs": len(clean),
-                      "disturbed": not clean, "probe": probe, "check_run": check,
+                      "disturbed": not clean, "far_runs": far_runs, "waited_for_near": near is not None,
+                      "probe": probe, "check_run": check,
                       "sim_time_per_s": rate},
             "end_time": end_time, "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 
-def calibrate(engine_opts, target_s, cache_dir, timeout=300):
+def calibrate(engine_opts, target_s, cache_dir, timeout=300, near=None):
     """The calibration record of these engine options (list of CLI tokens) for target_s,
     from the cache or measured now and cached (written atomically, under a lock so two
-    runners never measure the same configuration at once)."""
+    runners never measure the same configuration at once). near: see _pilot."""
     work = work_of(parse_options(engine_opts))
     key = key_of(work, target_s)
     cache = Path(cache_dir)
@@ -186,7 +204,7 @@ def calibrate(engine_opts, target_s, cache_dir, timeout=300):
             rec = json.loads(path.read_text())
             rec["cached"] = True
             return rec
-        rec = measure(work, target_s, timeout)
+        rec = measure(work, target_s, timeout, near)
         write_json(path, rec)
     rec["cached"] = False
     return rec

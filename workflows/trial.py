@@ -263,20 +263,21 @@ def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_una
         _say(f"{trial_id}: unavailable here: {'; '.join(reasons)}")
         return record
 
+    level = placement.NearLevel(Path(calibration_dir) / placement.LEVEL_FILE) if wait_near is not None else None
     calibration = None
     if target_s is not None:
         try:
-            calibration = calib.calibrate(engine_opts, target_s, calibration_dir, timeout=timeout)
+            calibration = calib.calibrate(engine_opts, target_s, calibration_dir, timeout=timeout,
+                                          near=None if level is None else (level, wait_near))
         except (calib.CalibrationError, subprocess.TimeoutExpired, OSError) as e:
             raise TrialError(f"calibration of the end time failed: {e}") from None
         _say(f"{trial_id}: end time {calibration['end_time']:g} for a {target_s:g} s no-load run "
              f"({'cached' if calibration['cached'] else 'calibrated now'}: {calibration['key']})")
         engine_opts = [*engine_opts, "--end-time", f"{calibration['end_time']:g}"]
         if calibration["pilot"].get("disturbed"):
-            _say(f"warning: the end time was calibrated while other work used the CPUs (every pilot "
-                 f"disturbed): delete {calibration_dir} to recalibrate on a quiet machine")
+            _say(f"warning: the end time was calibrated while other work used the CPUs or they ran far "
+                 f"apart (every pilot disturbed): delete {calibration_dir} to recalibrate on a quiet machine")
 
-    level = placement.NearLevel(Path(calibration_dir) / placement.LEVEL_FILE) if wait_near is not None else None
     attempts = []
     while True:
         m = _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold, level, wait_near)

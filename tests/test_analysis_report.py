@@ -124,8 +124,11 @@ def test_caption_beside_the_figure_is_the_reports_caption(tmp_path):
 
 
 def test_caption_states_load_counts_as_run_on_this_machine():
-    """fig17 sweeps load_count [5*cores/8, cores+1] at quick scale: on 16 cores the caption
-    says 10, 17 (what ran), not the expressions."""
-    text = report.caption(load_experiment("fig17-onoff-loads"), [], dict(FACTS, cores=16), "quick", {})
-    assert "load_count over 10, 17" in text
+    """fig17 sweeps load_count [1, 2, cores/2, 5*cores/8, cores, cores+1, 2*cores] at the
+    paper scale: on 16 cores the caption says what ran, not the expressions (equal levels
+    once); quick's one level, 5*cores/8, is 10."""
+    fig17 = load_experiment("fig17-onoff-loads")
+    assert "load_count over 10." in report.caption(fig17, [], dict(FACTS, cores=16), "quick", {})
+    text = report.caption(fig17, [], dict(FACTS, cores=16), "paper", {})
+    assert "load_count over 1, 2, 8, 10, 16, 17, 32" in text
     assert "cores" not in text.split("load_count over")[1].split(".")[0]

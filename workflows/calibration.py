@@ -15,11 +15,12 @@ of the configuration at least about that long. Seq would need a guessed parallel
 hit the target. Noise only ever slows a run down, so the fastest of three pilots counts.
 
 On a host that moves the vCPUs apart for seconds at a time (workflows/placement.py) every
-pilot of a configuration can fall into one far phase: in run A of the 58758ed pair the
-three pilots of the remote 0.2 configuration ran at 0.73x the usual rate and its end time
-came out 19900 instead of ~27500, so 66 no-load runs of six experiments lasted 1.85-2.0 s
-against a 2.5 s target. With `near` (the workflow's --wait-near) each pilot waits for near
-CPUs like a trial, and a pilot that ended far counts as disturbed."""
+pilot of a configuration can fall into one far phase, which shortens every run of that
+configuration (in run A of the 58758ed pair the remote 0.2 pilots ran at 0.73x the usual
+rate, unprobed, and 66 no-load runs lasted 1.85-2.0 s against a 2.5 s target). With
+`near` (the workflow's --wait-near) each pilot waits for near CPUs like a trial, and a
+pilot that ended far counts as disturbed. Slow pilots on near CPUs happen too (a later
+run: the same configuration at the same rate, none far); that cause is not known."""
 import fcntl
 import hashlib
 import json

@@ -137,8 +137,7 @@ def _pilot(work, end_time, timeout, near=None):
         disturbed = foreign > DEFAULT_THRESHOLD * (time.monotonic() - t0) + 0.02
         far = False
         if near is not None:  # the CPUs moved apart during the pilot: as slow as a disturbed one
-            after = machine_speed.probe()
-            far = placement.is_far(after, near[0].note(after))
+            far = near[0].far(machine_speed.probe())
         if r.returncode != 0 or not out.exists():
             raise CalibrationError(f"pilot run failed (exit {r.returncode}): {r.stderr.strip()[-300:]}")
         d = json.loads(out.read_text())

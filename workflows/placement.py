@@ -95,6 +95,10 @@ class NearLevel:
                 pass  # an unwritable folder costs the next trials the level, not this one its run
         return level
 
+    def far(self, probe):
+        """Note this probe in the level, then whether it is far from it."""
+        return is_far(probe, self.note(probe))
+
 
 def wait_until_near(level, probe=machine_speed.probe, max_wait_s=WAIT_MAX_S, poll_s=POLL_S,
                     sleep=time.sleep, clock=time.monotonic):

@@ -284,7 +284,7 @@ def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_una
         attempt = {k: m["noise"][k] for k in ("foreign_cpu_s", "window_s", "disturbed")}
         ms = m["machine_speed"]
         if level is not None:
-            ms["far_after"] = attempt["far_after"] = placement.is_far(ms["after"], level.note(ms["after"]))
+            ms["far_after"] = attempt["far_after"] = level.far(ms["after"])
             if ms["wait"]["far"]:
                 _say(f"{trial_id}: the host still ran the CPUs far apart after {ms['wait']['waited_s']:.0f} s "
                      f"of waiting (ping-pong {placement.pingpong_ns(ms['before'])} ns, near "

@@ -24,7 +24,8 @@
  *   adaptive  spin, checking every 50 us whether a partner is queued on this CPU: then sleep
  *   idle-yield  spin 2000 pauses, then yield while the machine's runnable tasks are no more
  *             than the engine's active threads, else spin (checking every 64 pauses) and
- *             move off the CPU if the awaited thread is queued on it (unpinned)
+ *             move off the CPU if the awaited thread is queued on it (unpinned); a yield
+ *             that handed the CPU away stops the yields for 100 ms
  *   partner   idle-yield while the threads still missing make progress, sleep while one
  *             is switched out */
 #define _GNU_SOURCE
@@ -155,6 +156,33 @@ static int machine_runnable(int fd)
     return p ? atoi(p) : INT_MAX;
 }
 
+/* A yield that returns after more than HANDOFF_US handed the CPU to another task although
+ * /proc/loadavg counted nothing runnable beyond the engine's threads: a task woke between
+ * the check and the yield, or the count is wrong (a stale or virtualised /proc; a wrong
+ * count made idle-yield as slow as `yield` beside two loads, engine/tests/barrier_waits.py).
+ * The waiter then spins, not yields, for NO_YIELD_S, so however wrong the count, a waiter
+ * hands a competitor at most one slice per NO_YIELD_S instead of one per round. A yield
+ * with nothing else to run returns in about a microsecond; a handoff lasts a slice (ms). */
+#define HANDOFF_US 50
+#define NO_YIELD_S 0.1
+
+static int nothing_else_runnable(air_engine *e, air_thread *t)
+{
+    return air_wall() >= t->no_yield_until &&
+           machine_runnable(e->loadavg_fd) <= atomic_load_explicit(&e->n_active, memory_order_relaxed);
+}
+
+static void checked_yield(air_thread *t)
+{
+    double before = air_wall();
+    sched_yield();
+    double after = air_wall();
+    if (after - before > HANDOFF_US * 1e-6) {
+        t->yield_handoffs++;
+        t->no_yield_until = after + NO_YIELD_S;
+    }
+}
+
 /* Leave this CPU for the others the process may use: a partner queued behind the waiter
  * here then runs at once. Needed because the kernel balances scheduling groups, not
  * threads: beside a program of another session (another autogroup or cgroup) both engine
@@ -173,7 +201,7 @@ static void move_off_this_cpu(air_engine *e, air_thread *t)
 /* Anything runnable beyond the engine's own active threads (a load, another program, a
  * kernel thread) makes the waiter keep its CPU, so a yield never hands a competitor a
  * slice (the collapse of `yield`). A task that becomes runnable between the check and
- * the yield gets one slice: a race, not a pattern, since the next check sees it. */
+ * the yield gets one slice, and then no yield for NO_YIELD_S (checked_yield). */
 static void idle_yield_wait(air_engine *e, air_thread *t, uint64_t gen)
 {
     for (int i = 0; i < 2000; i++) {
@@ -182,8 +210,8 @@ static void idle_yield_wait(air_engine *e, air_thread *t, uint64_t gen)
     }
     double next_check = air_wall() + CHECK_EVERY_US * 1e-6;
     while (!round_done(e, gen)) {
-        if (machine_runnable(e->loadavg_fd) <= atomic_load_explicit(&e->n_active, memory_order_relaxed)) {
-            sched_yield();
+        if (nothing_else_runnable(e, t)) {
+            checked_yield(t);
             continue;
         }
         for (int i = 0; i < 64 && !round_done(e, gen); i++) cpu_relax();
@@ -241,8 +269,8 @@ static void partner_wait(air_engine *e, air_thread *t, uint64_t gen)
          * partner (a PE's first after a round fossil-collects) must not put the waiter
          * to sleep; in the a3d99c9 quick run, sleeping without this check went with
          * no-load false alarms in 44% of adaptive trials (0-6% before). */
-        if (machine_runnable(e->loadavg_fd) <= atomic_load_explicit(&e->n_active, memory_order_relaxed)) {
-            sched_yield();
+        if (nothing_else_runnable(e, t)) {
+            checked_yield(t);
             next_check = air_wall() + CHECK_EVERY_US * 1e-6;
             continue;
         }

@@ -220,6 +220,7 @@ void air_engine_write_json(air_engine *e, const air_result *r, FILE *f)
         air_json_u64(&j, "deactivations", t->deactivations);
         air_json_u64(&j, "reactivations", t->reactivations);
         air_json_u64(&j, "cpu_moves", t->cpu_moves);
+        air_json_u64(&j, "yield_handoffs", t->yield_handoffs);
         times_array(&j, "deactivation_times_s", t->deact_times, t->deactivations);
         times_array(&j, "reactivation_times_s", t->react_times, t->reactivations);
         /* the lists keep the first AIR_MAX_TIMES of each; the counts above are exact */

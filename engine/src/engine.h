@@ -83,6 +83,8 @@ struct air_thread {
     _Atomic uint64_t beat;        /* its iteration count, published with cpu: still moving = running */
     _Atomic uint64_t waiting_gen; /* the barrier generation it waits in (set on arrival) */
     uint64_t cpu_moves;           /* times its barrier wait left a CPU where a partner was queued behind it */
+    uint64_t yield_handoffs;      /* sched_yield() calls of its barrier wait that handed the CPU away */
+    double no_yield_until;        /* its barrier wait spins instead of yielding until this wall time */
     uint64_t rq_wait0;
     double rq_t0;
     /* statistics */

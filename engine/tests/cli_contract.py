@@ -154,7 +154,7 @@ with tempfile.TemporaryDirectory() as d:
 KEYS = {"config", "mode_adaptive", "wall_s", "start_monotonic_s", "committed_events", "processed_events", "rolled_back_events",
         "rollbacks", "efficiency", "event_rate", "gvt_rounds", "final_gvt", "checksum",
         "threads", "pes", "model"}
-THREAD_KEYS = {"id", "events", "busy_s", "inactive_s", "deactivations", "reactivations", "cpu_moves",
+THREAD_KEYS = {"id", "events", "busy_s", "inactive_s", "deactivations", "reactivations", "cpu_moves", "yield_handoffs",
                "deactivation_times_s", "reactivation_times_s", "times_truncated"}
 PE_KEYS = {"id", "committed_events", "iterations", "non_primary_iterations"}
 j, _ = run("--mode", "ladm", "--threads", "2", "--pes", "3", "--lps-per-pe", "200",

@@ -110,6 +110,24 @@ def test_calibration_waits_for_near_and_counts_far_pilots_as_disturbed(tmp_path,
     assert not plain["waited_for_near"] and plain["far_runs"] == 0
 
 
+def test_a_pilot_that_started_far_counts_as_far_even_if_it_ended_near(tmp_path, two_cpus, monkeypatch):
+    """The wait before each pilot ran out while the CPUs were still far; the probe after it
+    is near (a fresh level). Such a pilot ran at least partly far and must not set the rate:
+    before, only the probe after a pilot decided."""
+    from workflows.calibration import PILOT_TRIES, calibrate
+    waits = []
+
+    def wait_ran_out(level, max_wait_s):
+        waits.append(max_wait_s)
+        return {"pingpong_ns": 330.0}, {"waited_s": max_wait_s, "probes": 1, "far": True, "near_ns": 50.0}
+    monkeypatch.setattr(placement, "wait_until_near", wait_ran_out)
+    cal = tmp_path / "cal"
+    config = ["--mode", "fm", "--threads", "2", "--lps-per-pe", "300", "--remote", "0.2"]
+    p = calibrate(config, 0.3, cal, near=(placement.NearLevel(cal / placement.LEVEL_FILE), 15.0))["pilot"]
+    assert p["far_runs"] == PILOT_TRIES == len(p["walls_s"]) and p["undisturbed_runs"] == 0 and p["disturbed"]
+    assert waits and set(waits) == {15.0}
+
+
 def test_a_trial_waits_for_near_and_records_it(tmp_path, two_cpus):
     cal = tmp_path / "cal"
     out = tmp_path / "t.json"

@@ -19,7 +19,7 @@ pilot of a configuration can fall into one far phase, which shortens every run o
 configuration (in run A of the 58758ed pair the remote 0.2 pilots ran at 0.73x the usual
 rate, unprobed, and 66 no-load runs lasted 1.85-2.0 s against a 2.5 s target). With
 `near` (the workflow's --wait-near) each pilot waits for near CPUs like a trial, and a
-pilot that ended far counts as disturbed. Slow pilots on near CPUs happen too (a later
+pilot that started far (the wait ran out) or ended far counts as disturbed. Slow pilots on near CPUs happen too (a later
 run: the same configuration at the same rate, none far); that cause is not known."""
 import fcntl
 import hashlib
@@ -126,8 +126,9 @@ def _pilot(work, end_time, timeout, near=None):
     with tempfile.TemporaryDirectory(prefix="airlab-pilot-") as d:
         out = Path(d) / "pilot.json"
         settle_workflow()
-        if near is not None:
-            placement.wait_until_near(near[0], max_wait_s=near[1])
+        started_far = False
+        if near is not None:  # a wait that ran out while still far starts the pilot far
+            started_far = placement.wait_until_near(near[0], max_wait_s=near[1])[1]["far"]
         busy0, kids0, flow0, t0 = machine_busy_s(), _children_cpu_s(), workflow_snapshot(), time.monotonic()
         r = subprocess.run([*argv, "--end-time", f"{end_time:g}", "--quiet", "--json", str(out)],
                            capture_output=True, text=True, timeout=timeout)
@@ -135,9 +136,9 @@ def _pilot(work, end_time, timeout, near=None):
         # so a disturbed pilot would give a much too short end time.
         foreign = (machine_busy_s() - busy0) - (_children_cpu_s() - kids0) - workflow_cpu_since(flow0)
         disturbed = foreign > DEFAULT_THRESHOLD * (time.monotonic() - t0) + 0.02
-        far = False
+        far = started_far
         if near is not None:  # the CPUs moved apart during the pilot: as slow as a disturbed one
-            far = near[0].far(machine_speed.probe())
+            far = near[0].far(machine_speed.probe()) or started_far
         if r.returncode != 0 or not out.exists():
             raise CalibrationError(f"pilot run failed (exit {r.returncode}): {r.stderr.strip()[-300:]}")
         d = json.loads(out.read_text())

@@ -208,6 +208,17 @@ void air_engine_write_json(air_engine *e, const air_result *r, FILE *f)
     air_json_f64(&j, "event_rate", r->wall_s > 0 ? (double)r->committed / r->wall_s : 0.0);
     air_json_u64(&j, "gvt_rounds", r->gvt_rounds);
     air_json_f64(&j, "final_gvt", r->final_gvt);
+    /* every waiter's release-to-return times, summed over threads (air_thread.handoff_hist) */
+    air_json_obj(&j, "barrier_handoff");
+    air_json_u64(&j, "bucket_ns", AIR_HANDOFF_BUCKET_NS);
+    air_json_arr(&j, "counts");
+    for (int b = 0; b < AIR_HANDOFF_BUCKETS; b++) {
+        uint64_t n = 0;
+        for (int i = 0; i < e->nthreads; i++) n += e->threads[i].handoff_hist[b];
+        air_json_u64(&j, NULL, n);
+    }
+    air_json_end_arr(&j);
+    air_json_end_obj(&j);
     air_json_str(&j, "checksum", hex);
     air_json_arr(&j, "threads");
     for (int i = 0; i < e->nthreads; i++) {

@@ -47,6 +47,8 @@ typedef struct air_pe {
 
 #define AIR_MAX_TIMES 4096
 #define AIR_APTE_MAX_HITS 8 /* the largest --apte-hits */
+#define AIR_HANDOFF_BUCKET_NS 16
+#define AIR_HANDOFF_BUCKETS 65 /* 0-1024 ns in 16 ns steps, then one for everything longer */
 
 struct air_thread {
     int id;
@@ -85,6 +87,12 @@ struct air_thread {
     uint64_t cpu_moves;           /* times its barrier wait left a CPU where a partner was queued behind it */
     uint64_t yield_handoffs;      /* sched_yield() calls of its barrier wait that handed the CPU away */
     double no_yield_until;        /* its barrier wait spins instead of yielding until this wall time */
+    /* how long after the leader released a GVT round this thread left its wait, in
+     * AIR_HANDOFF_BUCKET_NS buckets (the last: everything longer): a waiter that was spinning
+     * sees the release one cache-line transfer later, which is ~6x longer when the host runs
+     * the vCPUs far apart (workflows/placement.py), so the run's histogram shows how much of
+     * it ran far */
+    uint64_t handoff_hist[AIR_HANDOFF_BUCKETS];
     uint64_t rq_wait0;
     double rq_t0;
     /* statistics */
@@ -167,6 +175,7 @@ struct air_engine {
     _Atomic int bar_arrived;
     _Atomic uint64_t bar_gen __attribute__((aligned(64)));
     _Atomic uint32_t bar_word;     /* futex word of the block wait policy (bar_gen's low bits) */
+    _Atomic uint64_t bar_release_ns; /* CLOCK_MONOTONIC when the leader released the last round (bar_gen's line) */
     _Atomic int bar_sleepers;      /* threads asleep on bar_word */
     int loadavg_fd;                /* /proc/loadavg for a wait that reads_runnable, else -1 */
     cpu_set_t allowed_cpus;        /* the process's CPUs at start (before any pinning) */

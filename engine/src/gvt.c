@@ -6,6 +6,7 @@
  * adaptation decisions (so thread membership never changes while threads are arriving)
  * and ends the run once GVT reaches the end time. Fossil collection is done lazily by the
  * next thread that runs each PE (air_pe_iteration), so it proceeds in parallel. */
+#include <time.h>
 #include "engine.h"
 
 void air_gvt_round(air_engine *e)
@@ -31,6 +32,23 @@ void air_gvt_round(air_engine *e)
     if (e->adaptive) air_adapt_round(e);
 }
 
+static inline uint64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The release-to-return time of a waiter (see air_thread.handoff_hist). The leader of the
+ * next round cannot overwrite bar_release_ns before this thread has arrived there. */
+static void note_handoff(air_engine *e, air_thread *t)
+{
+    uint64_t now = monotonic_ns();
+    uint64_t rel = atomic_load_explicit(&e->bar_release_ns, memory_order_relaxed);
+    uint64_t b = now > rel ? (now - rel) / AIR_HANDOFF_BUCKET_NS : 0;
+    t->handoff_hist[b < AIR_HANDOFF_BUCKETS - 1 ? b : AIR_HANDOFF_BUCKETS - 1]++;
+}
+
 void air_gvt_barrier(air_engine *e, air_thread *t)
 {
     uint64_t gen = atomic_load_explicit(&e->bar_gen, memory_order_acquire);
@@ -39,10 +57,12 @@ void air_gvt_barrier(air_engine *e, air_thread *t)
     if (n == atomic_load_explicit(&e->n_active, memory_order_acquire)) {
         air_gvt_round(e);
         atomic_store_explicit(&e->bar_arrived, 0, memory_order_relaxed);
+        atomic_store_explicit(&e->bar_release_ns, monotonic_ns(), memory_order_relaxed);
         atomic_store_explicit(&e->bar_gen, gen + 1, memory_order_release);
         e->barrier_wait->wake(e);
         if (atomic_load(&e->done)) air_adapt_wake_all(e);
         return;
     }
     e->barrier_wait->wait(e, t, gen);
+    note_handoff(e, t);
 }

@@ -152,7 +152,7 @@ with tempfile.TemporaryDirectory() as d:
 
 # A good run: exactly the documented keys, consistent counts, a well-formed timeline.
 KEYS = {"config", "mode_adaptive", "wall_s", "start_monotonic_s", "committed_events", "processed_events", "rolled_back_events",
-        "rollbacks", "efficiency", "event_rate", "gvt_rounds", "final_gvt", "checksum",
+        "rollbacks", "efficiency", "event_rate", "gvt_rounds", "final_gvt", "barrier_handoff", "checksum",
         "threads", "pes", "model"}
 THREAD_KEYS = {"id", "events", "busy_s", "inactive_s", "deactivations", "reactivations", "cpu_moves", "yield_handoffs",
                "deactivation_times_s", "reactivation_times_s", "times_truncated"}
@@ -174,6 +174,11 @@ if j:
           "per-PE committed events do not add up")
     check(abs(j["efficiency"] - j["committed_events"] / j["processed_events"]) < 1e-9, "efficiency")
     check(j["final_gvt"] >= 2000, f"final GVT {j['final_gvt']} below the end time")
+    hand = j["barrier_handoff"]
+    # one count per wait that a round's release ended: at most (threads - 1) a round
+    check(hand["bucket_ns"] == 16 and len(hand["counts"]) == 65
+          and 0 < sum(hand["counts"]) <= j["gvt_rounds"] * (len(j["threads"]) - 1),
+          f"barrier_handoff: {sum(hand['counts'])} waits for {j['gvt_rounds']} rounds: {hand}")
     check(isinstance(j["checksum"], str) and int(j["checksum"], 16) >= 0, "checksum is a hex string")
     check(j["config"]["mode"] == "ladm" and j["config"]["pes"] == 3, "config echoes the options")
     check(len(tl) >= 1, "timeline has no rows")

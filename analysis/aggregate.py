@@ -28,7 +28,7 @@ COLUMNS = ["experiment", "figure", "trial", "status", "reason", "rep", "baseline
            "slowdown", "pred_eq1", "pred_eq3", "committed_events", "efficiency", "event_rate",
            "rollbacks", "locality", "cache_misses", "cache_counter", "cache_note", "load_throughput",
            "load_unit", "solo_throughput", "load_slowdown", "engine_cpu_s", "end_time", "target_s",
-           "work_key", "checksum", "disturbed", "reruns", "foreign_cpu_s", "runner_cpu_s", "far_reruns", "ended_far"]
+           "work_key", "checksum", "disturbed", "reruns", "foreign_cpu_s", "runner_cpu_s", "far_reruns", "ended_far", "far_share"]
 
 
 def n_loads(profile):
@@ -89,6 +89,8 @@ def row_of(trial, experiment, figure):
     ms = trial.get("machine_speed") or {}
     row["far_reruns"] = placement.far_reruns(nz)
     row["ended_far"] = int(ms["far_after"]) if isinstance(ms.get("far_after"), bool) else ""
+    # the share of the run's barrier waits at far-placed speed, measured during it ("": unknown)
+    row["far_share"] = ms["far_share"] if isinstance(ms.get("far_share"), (int, float)) else ""
     loads = trial.get("loads", [])
     thr = [ld["figures"].get("throughput") for ld in loads if ld["figures"].get("throughput") is not None]
     if thr:

@@ -16,6 +16,7 @@ from analysis import claims as claims_mod
 from analysis import locality
 from analysis.recorded_machine import machine_facts
 from analysis.stats import number as _f, read_rows, series_of
+from workflows import placement
 from workflows.experiments import at_scale, load_counts, load_experiment, top_up_reps
 
 
@@ -126,6 +127,11 @@ def caption(exp, rows, facts, scale="quick", claims=None):
     return " ".join(p for p in parts if p)
 
 
+def _kept_run_far(row):
+    share = _f(row.get("far_share"))
+    return placement.ran_far(share, str(row.get("ended_far")) == "1")
+
+
 def noise_sentence(rows):
     """How many trials other work on the machine disturbed (the table's `disturbed` and
     `reruns`, from each trial's `noise`): re-run, and still disturbed after the re-runs; and
@@ -144,11 +150,12 @@ def noise_sentence(rows):
                 f"machine disturbed them; {len(still)} stayed disturbed after their re-runs (kept, marked "
                 "in the table's disturbed column).")
     far_rerun = sum(1 for r in measured if far_redone[id(r)])
-    ended_far = sum(1 for r in measured if str(r.get("ended_far")) == "1")
-    if far_rerun or ended_far:
-        text += (f" {far_rerun} no-load trial(s) were run again because the host ran the CPUs far apart by "
-                 f"their end; {ended_far} kept run(s) ended so (loaded ones are kept; the table's ended_far "
-                 "column).")
+    ran_far = sum(1 for r in measured if _kept_run_far(r))
+    if far_rerun or ran_far:
+        text += (f" {far_rerun} no-load trial(s) were run again because the host ran the CPUs far apart; "
+                 f"{ran_far} kept run(s) ran so (loaded ones are kept; the table's far_share column: the "
+                 f"share of a run's barrier waits at far speed, counted from {placement.FAR_RERUN_SHARE:.0%}; "
+                 "ended_far where it is empty).")
     return f"<span class=warn>{html.escape(text)}</span>" if still else html.escape(text)
 
 

@@ -4,9 +4,9 @@ stayed disturbed or ended far."""
 from analysis.caption import noise_sentence
 
 
-def row(disturbed=0, reruns=0, far_reruns=0, ended_far=""):
+def row(disturbed=0, reruns=0, far_reruns=0, ended_far="", far_share=""):
     return {"disturbed": str(disturbed), "reruns": str(reruns), "far_reruns": str(far_reruns),
-            "ended_far": str(ended_far)}
+            "ended_far": str(ended_far), "far_share": str(far_share)}
 
 
 def test_quiet_trials_say_so():
@@ -19,7 +19,15 @@ def test_far_reruns_are_not_called_disturbed():
                            row(ended_far=1), row()])
     assert text.startswith("Noise: none of the 4 trials was disturbed")
     assert "2 no-load trial(s) were run again because the host ran the CPUs far apart" in text
-    assert "2 kept run(s) ended so" in text
+    assert "2 kept run(s) ran so" in text
+
+
+def test_kept_runs_are_far_by_their_far_share_where_measured():
+    """A run that ended far after a quarter far counts; one that ended far after 10% far does
+    not; one with no measured share falls back to how it ended."""
+    text = noise_sentence([row(ended_far=1, far_share=0.6), row(ended_far=1, far_share=0.1),
+                           row(ended_far=0, far_share=0.3), row(ended_far=1), row(far_share=0.0)])
+    assert "3 kept run(s) ran so" in text and "from 25%" in text
 
 
 def test_both_reasons_and_a_trial_still_disturbed():

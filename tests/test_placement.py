@@ -37,6 +37,40 @@ def test_far_is_relative_to_the_level_and_unknown_is_not_far():
     assert not placement.is_far({"pingpong_ns": 320}, None)  # no level yet
 
 
+def _handoff(**by_ns):
+    """A barrier_handoff histogram with counts at these bucket starts: _handoff(n96=900)."""
+    counts = [0] * 65
+    for k, n in by_ns.items():
+        counts[min(int(k[1:]) // 16, 64)] += n
+    return {"bucket_ns": 16, "counts": counts}
+
+
+def test_far_share_counts_spinning_waits_at_far_speed():
+    # a near run (the VM: 80-130 ns), a far one (240-300 ns), one that moved midway
+    assert placement.far_share(_handoff(n80=200, n96=700, n112=100)) == 0.0
+    assert placement.far_share(_handoff(n256=800, n288=200)) == 1.0
+    assert placement.far_share(_handoff(n96=750, n272=250)) == 0.25
+    # the threshold: 160-175 ns is near, 176 ns on far
+    assert placement.far_share(_handoff(n160=100)) == 0.0 and placement.far_share(_handoff(n176=100)) == 1.0
+    # yielded, slept or switched-out waits (>= 1024 ns) say nothing about placement
+    assert placement.far_share(_handoff(n96=300, n2000=5000)) == 0.0
+    # too few spinning waits, no histogram (an older engine, seq), an empty one
+    assert placement.far_share(_handoff(n96=99, n2000=5000)) is None
+    assert placement.far_share(None) is None and placement.far_share({"bucket_ns": 16, "counts": []}) is None
+    # with a near level the threshold is 3.5x it: 40 ns -> 140 ns
+    assert placement.far_share(_handoff(n144=100), near_ns=40) == 1.0 and placement.far_share(_handoff(n128=100), 40) == 0.0
+
+
+def test_a_run_is_far_by_its_waits_else_by_the_probe_after_it():
+    assert placement.ran_far(0.25, False) and not placement.ran_far(0.24, True)
+    assert placement.ran_far(None, True) and not placement.ran_far(None, False)
+    # re-runs for far placement: by ran_far where recorded, else by far_after (older records)
+    nz = {"attempts": [{"ran_far": True, "far_after": False, "disturbed": False},
+                       {"ran_far": False, "far_after": True, "disturbed": False},
+                       {"far_after": True, "disturbed": False}, {"ran_far": True, "disturbed": True}, {}]}
+    assert placement.far_reruns(nz) == 2
+
+
 def test_the_level_is_the_lowest_seen_on_this_boot(tmp_path):
     path = tmp_path / "cal" / placement.LEVEL_FILE
     level = placement.NearLevel(path)
@@ -138,6 +172,9 @@ def test_a_trial_waits_for_near_and_records_it(tmp_path, two_cpus):
     ms = d["machine_speed"]
     assert ms["wait"]["probes"] >= 1 and isinstance(ms["far_after"], bool)
     level = placement.NearLevel(cal / placement.LEVEL_FILE).get()
+    # measured during the run: a 2-thread run of hundreds of rounds has enough spinning waits
+    assert 0.0 <= ms["far_share"] <= 1.0 and d["noise"]["attempts"][-1]["far_share"] == ms["far_share"]
+    assert ms["far_share"] == placement.far_share(d["engine"]["barrier_handoff"], level)
     assert level is not None and level <= ms["before"]["pingpong_ns"] and level <= ms["after"]["pingpong_ns"]
 
 
@@ -157,11 +194,13 @@ def _trial_beside_a_far_level(tmp_path, profile, wait_max):
 def test_a_no_load_trial_that_ends_far_runs_again(tmp_path, two_cpus):
     stderr, d = _trial_beside_a_far_level(tmp_path, "none", "0.3")
     nz, ms = d["noise"], d["machine_speed"]
+    # Far by the level: every barrier wait of the run too (the threshold is 3.5x the level).
     assert nz["reruns"] == 1 and [a["far_after"] for a in nz["attempts"]] == [True, True], nz
+    assert [(a["far_share"], a["ran_far"]) for a in nz["attempts"]] == [(1.0, True)] * 2, nz
     assert ms["wait"]["far"] is True and ms["wait"]["probes"] >= 2 and ms["far_after"] is True
     assert "still ran the CPUs far apart" in stderr
     # The re-run's reason: other work on the machine (another test) is named first.
-    assert ("far apart by its end" if not nz["attempts"][0]["disturbed"] else "disturbed (") in stderr, stderr
+    assert ("100% of its barrier waits far" if not nz["attempts"][0]["disturbed"] else "disturbed (") in stderr, stderr
     assert d["engine"]["committed_events"] > 0
     # The table row tells a far re-run from a disturbed one (analysis/caption.py's sentence).
     from analysis.aggregate import row_of

@@ -21,6 +21,7 @@ end far again, and re-running them would cost ~5 of the quick run's minutes
 keeps beside the calibration cache): on a machine whose CPUs never move, every probe is
 near and the wait costs one probe."""
 import json
+import math
 import os
 import time
 from pathlib import Path
@@ -50,10 +51,47 @@ def is_far(probe, near_ns, ratio=FAR_RATIO):
     return bool(x and near_ns and x >= ratio * near_ns)
 
 
+# The engine's barrier_handoff (docs/interfaces.md): a waiter that was spinning leaves its
+# wait 80-130 ns after the round's release when the lab's VM runs the vCPUs near each
+# other (ping-pong level ~50 ns), 240-300 ns when far (60 s of 1 s no-load runs at 6dc1221,
+# each run's p10-p90 on one side; a run that changed placement midway split between them).
+# The threshold sits between the two in ratio: 3.5x the near ping-pong level where one is
+# known, else 176 ns. The last bucket (>= 1024 ns) is a waiter that yielded, slept or was
+# switched out, which says nothing about placement.
+FAR_HANDOFF_PER_NEAR = 3.5
+FAR_HANDOFF_NS = 176
+MIN_SPINNING_WAITS = 100  # fewer say nothing (a run of a few rounds, one thread, seq)
+# A no-load run with at least this share of far waits is run again (--wait-near): far, a
+# no-load run takes up to 1.5x as long, so a quarter of it far moves it by ~10%.
+FAR_RERUN_SHARE = 0.25
+
+
+def ran_far(far_share_, far_after):
+    """Whether a run counts as far: from its share of far waits, else (too few waits, no
+    level) from the probe after it."""
+    return far_share_ >= FAR_RERUN_SHARE if far_share_ is not None else bool(far_after)
+
+
+def far_share(handoff, near_ns=None):
+    """The share of a run's spinning barrier waits that saw the release at far-placed speed
+    (the engine JSON's barrier_handoff; near_ns: the NearLevel's ping-pong, if known), or
+    None when the run has too few of them."""
+    if not isinstance(handoff, dict) or not handoff.get("counts") or not handoff.get("bucket_ns"):
+        return None
+    spinning = handoff["counts"][:-1]
+    n = sum(spinning)
+    if n < MIN_SPINNING_WAITS:
+        return None
+    threshold = FAR_HANDOFF_PER_NEAR * near_ns if near_ns else FAR_HANDOFF_NS
+    first_far = math.ceil(threshold / handoff["bucket_ns"])  # the first bucket that starts at or above it
+    return round(sum(spinning[first_far:]) / n, 4)
+
+
 def far_reruns(noise):
     """How many of a trial's re-runs (its noise.attempts but the last) were made because the
     run ended far, not because other work disturbed it."""
-    return sum(1 for a in (noise.get("attempts") or [])[:-1] if a.get("far_after") and not a.get("disturbed"))
+    return sum(1 for a in (noise.get("attempts") or [])[:-1]
+               if a.get("ran_far", a.get("far_after")) and not a.get("disturbed"))
 
 
 def _boot_id():

@@ -283,21 +283,31 @@ def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_una
         m = _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold, level, wait_near)
         attempt = {k: m["noise"][k] for k in ("foreign_cpu_s", "window_s", "disturbed")}
         ms = m["machine_speed"]
+        near_ns = None
         if level is not None:
             ms["far_after"] = attempt["far_after"] = level.far(ms["after"])
+            near_ns = level.note()
+        # measured during the run, whatever the probes before and after said
+        ms["far_share"] = attempt["far_share"] = placement.far_share(m["engine"].get("barrier_handoff"), near_ns)
+        if level is not None:
             if ms["wait"]["far"]:
                 _say(f"{trial_id}: the host still ran the CPUs far apart after {ms['wait']['waited_s']:.0f} s "
                      f"of waiting (ping-pong {placement.pingpong_ns(ms['before'])} ns, near "
                      f"{ms['wait']['near_ns']} ns): running anyway")
         attempts.append(attempt)
         # Only the baselines are re-run for far placement: they are short (~2.5 s) and every
-        # slowdown is divided by one; a loaded run lasts 5-47 s and would mostly end far
-        # again (workflows/placement.py).
-        far_again = attempt.get("far_after") and not prof["processes"]
+        # slowdown is divided by one; a loaded run lasts 5-47 s and would mostly run far
+        # again (workflows/placement.py). Far: measured during the run by the engine's
+        # barrier waits, the probe after it only where those are too few.
+        if level is not None:
+            attempt["ran_far"] = placement.ran_far(ms["far_share"], ms["far_after"])
+        far_again = attempt.get("ran_far") and not prof["processes"]
         if not (m["noise"]["disturbed"] or far_again) or len(attempts) > reruns:
             break
+        where = (f"{ms['far_share']:.0%} of its barrier waits far" if ms["far_share"] is not None
+                 else f"ping-pong {placement.pingpong_ns(ms['after'])} ns at its end")
         why = (f"disturbed ({m['noise']['foreign_cpu_s']:.2f} s of CPU by other work)" if m["noise"]["disturbed"]
-               else f"the host ran the CPUs far apart by its end (ping-pong {placement.pingpong_ns(ms['after'])} ns)")
+               else f"the host ran the CPUs far apart ({where})")
         _say(f"{trial_id}: {why}: running it again ({len(attempts)} of {reruns})")
         if m["noise"]["disturbed"]:
             time.sleep(1.0)  # let a passing disturbance pass

@@ -131,6 +131,7 @@ def trial_facts(run, min_engine_s):
     walls, short, fm_eff, adaptive_idle, disturbed, reruns, n = [], [], [], [], 0, 0, 0
     far_reruns, near_waits = 0, []
     steal, no_load_walls, workflow_share = [], {}, []
+    far_shares = {"no-load": [], "loaded": []}
     records = list(trials(run))
     for exp, d in records:
         n += 1
@@ -159,12 +160,15 @@ def trial_facts(run, min_engine_s):
         far = placement.far_reruns(nz)
         far_reruns += far
         reruns += (nz.get("reruns") or 0) - far
+        share = (d.get("machine_speed") or {}).get("far_share")
+        if isinstance(share, (int, float)):
+            far_shares["no-load" if no_load else "loaded"].append(share)
         wait = (d.get("machine_speed") or {}).get("wait")
         if wait:
             near_waits.append((wait["waited_s"], wait.get("probes", 1), wait["far"]))
     return {"n": n, "shortest": min(walls) if walls else None, "short": short, "fm_eff": fm_eff,
             "adaptive_idle": adaptive_idle, "disturbed": disturbed, "reruns": reruns,
-            "far_reruns": far_reruns, "near_waits": near_waits,
+            "far_reruns": far_reruns, "near_waits": near_waits, "far_shares": far_shares,
             "steal": steal, "drift": _block_drift(no_load_walls), "workflow_share": workflow_share,
             "speed": machine_speed.slow_trials(records), "far": machine_speed.far_trials(records)}
 
@@ -212,6 +216,15 @@ def _near_cell(t):
     # One probe (~25 ms) is no wait: the first was near.
     return (f"{sum(s for s, _, _ in w):.0f} s, {sum(n > 1 for _, n, _ in w)}/{len(w)}, {sum(f for *_, f in w)}; "
             f"{t['far_reruns']}")
+
+
+def _far_share_cell(shares):
+    def part(xs):
+        if not xs:
+            return "not recorded"
+        n = sum(x >= placement.FAR_RERUN_SHARE for x in xs)
+        return f"{n}/{len(xs)} ({statistics.median(xs):.0%})"
+    return f"{part(shares['no-load'])}; {part(shares['loaded'])}"
 
 
 def _far_cell(near, far, probed):
@@ -284,6 +297,9 @@ def report(a, b, figures, min_engine_s):
                               for ref, _, _ in speed) + " |")
     lines.append(f"| trials on a slow machine (both probes >= {machine_speed.SLOW_RATIO:.2f}x the run's median) | "
                  + " | ".join(_slow_cell(*x) for x in speed) + " |")
+    lines.append(f"| kept runs that ran far (>= {placement.FAR_RERUN_SHARE:.0%} of the engine's barrier waits "
+                 "at far speed): no-load; loaded (median share) | "
+                 + " | ".join(_far_share_cell(t["far_shares"]) for t in (fa, fb)) + " |")
     lines.append(f"| trials with the CPUs far apart (a ping-pong >= {machine_speed.FAR_RATIO:g}x the run's near "
                  f"level; before / after / both) | " + " | ".join(_far_cell(*t["far"]) for t in (fa, fb)) + " |")
     lines += ["", "### Between the runs: z of each claim level (difference of means / its standard error)", ""]

@@ -175,3 +175,18 @@ def test_waiting_for_near_cpus_and_far_reruns_are_counted_apart_from_disturbed_o
     text = reproducibility.report(a, a, ["fig01-fm-slowdown"], 2.0)
     assert "| re-runs of disturbed trials | 1 | 1 |" in text
     assert "no-load re-runs for ending far | 18 s, 2/3, 1; 3 | 18 s, 2/3, 1; 3 |" in text
+
+
+def test_kept_runs_that_ran_far_by_their_barrier_waits(tmp_path):
+    """machine_speed.far_share (the engine's barrier waits at far speed): counted from 25%,
+    no-load and loaded apart; records without it are not counted."""
+    a = _run(tmp_path, "a", "agrees", [2.0, 2.2, 2.4])
+    for i, (share, loads) in enumerate([(0.0, ()), (0.3, ()), (0.9, [{"kind": "cpu"}]), (0.1, [{"kind": "cpu"}]),
+                                        (0.5, [{"kind": "cpu"}])]):
+        _trial(a, "fig08-one-load", f"t{i}", "fm", 3.0, 0.98, loads=loads, rep=i)
+        p = a / "trials" / "fig08-one-load" / f"t{i}.json"
+        d = json.loads(p.read_text())
+        d["machine_speed"] = {"far_share": share}
+        p.write_text(json.dumps(d))
+    text = reproducibility.report(a, a, ["fig01-fm-slowdown"], 2.0)
+    assert "at far speed): no-load; loaded (median share) | 1/2 (15%); 2/3 (50%) | 1/2 (15%); 2/3 (50%) |" in text

@@ -19,8 +19,10 @@ pilot of a configuration can fall into one far phase, which shortens every run o
 configuration (in run A of the 58758ed pair the remote 0.2 pilots ran at 0.73x the usual
 rate, unprobed, and 66 no-load runs lasted 1.85-2.0 s against a 2.5 s target). With
 `near` (the workflow's --wait-near) each pilot waits for near CPUs like a trial, and a
-pilot that started far (the wait ran out) or ended far counts as disturbed. Slow pilots on near CPUs happen too (a later
-run: the same configuration at the same rate, none far); that cause is not known."""
+pilot that started far (the wait ran out) or ended far counts as disturbed. Slow pilots on
+near CPUs happen too (a later run: the same configuration at the same rate, none far): the
+host's speed itself moves by ~1.3x for tens of seconds (docs/workflow.md, "Far, measured
+during the run")."""
 import fcntl
 import hashlib
 import json

@@ -283,13 +283,12 @@ def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_una
         m = _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold, level, wait_near)
         attempt = {k: m["noise"][k] for k in ("foreign_cpu_s", "window_s", "disturbed")}
         ms = m["machine_speed"]
-        near_ns = None
-        if level is not None:
-            ms["far_after"] = attempt["far_after"] = level.far(ms["after"])
-            near_ns = level.note()
+        near_ns = level.note(ms["after"]) if level is not None else None
         # measured during the run, whatever the probes before and after said
         ms["far_share"] = attempt["far_share"] = placement.far_share(m["engine"].get("barrier_handoff"), near_ns)
         if level is not None:
+            ms["far_after"] = attempt["far_after"] = placement.is_far(ms["after"], near_ns)
+            attempt["ran_far"] = placement.ran_far(ms["far_share"], ms["far_after"])
             if ms["wait"]["far"]:
                 _say(f"{trial_id}: the host still ran the CPUs far apart after {ms['wait']['waited_s']:.0f} s "
                      f"of waiting (ping-pong {placement.pingpong_ns(ms['before'])} ns, near "
@@ -298,9 +297,7 @@ def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_una
         # Only the baselines are re-run for far placement: they are short (~2.5 s) and every
         # slowdown is divided by one; a loaded run lasts 5-47 s and would mostly run far
         # again (workflows/placement.py). Far: measured during the run by the engine's
-        # barrier waits, the probe after it only where those are too few.
-        if level is not None:
-            attempt["ran_far"] = placement.ran_far(ms["far_share"], ms["far_after"])
+        # barrier waits, the probe after it only where those are too few (ran_far above).
         far_again = attempt.get("ran_far") and not prof["processes"]
         if not (m["noise"]["disturbed"] or far_again) or len(attempts) > reruns:
             break

@@ -175,7 +175,7 @@ struct air_engine {
     _Atomic int bar_arrived;
     _Atomic uint64_t bar_gen __attribute__((aligned(64)));
     _Atomic uint32_t bar_word;     /* futex word of the block wait policy (bar_gen's low bits) */
-    _Atomic uint64_t bar_release_ns; /* CLOCK_MONOTONIC when the leader released the last round (bar_gen's line) */
+    _Atomic uint64_t bar_release_bits; /* air_wall() (double bits) when the leader released the last round (bar_gen's line) */
     _Atomic int bar_sleepers;      /* threads asleep on bar_word */
     int loadavg_fd;                /* /proc/loadavg for a wait that reads_runnable, else -1 */
     cpu_set_t allowed_cpus;        /* the process's CPUs at start (before any pinning) */

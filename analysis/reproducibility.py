@@ -160,10 +160,10 @@ def trial_facts(run, min_engine_s):
         far = placement.far_reruns(nz)
         far_reruns += far
         reruns += (nz.get("reruns") or 0) - far
-        share = (d.get("machine_speed") or {}).get("far_share")
-        if isinstance(share, (int, float)):
-            far_shares["no-load" if no_load else "loaded"].append(share)
-        wait = (d.get("machine_speed") or {}).get("wait")
+        ms = d.get("machine_speed") or {}
+        if isinstance(ms.get("far_share"), (int, float)):
+            far_shares["no-load" if no_load else "loaded"].append(ms["far_share"])
+        wait = ms.get("wait")
         if wait:
             near_waits.append((wait["waited_s"], wait.get("probes", 1), wait["far"]))
     return {"n": n, "shortest": min(walls) if walls else None, "short": short, "fm_eff": fm_eff,

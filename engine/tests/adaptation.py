@@ -176,6 +176,18 @@ with on_off_competitor(0.02, 0.23):
         if ok:
             print(f"ok   ladm apte + a brief competitor: {default} deactivations by default, "
                   f"{paper} by the paper's rule")
+    # RQ beside the same competitor: each burst makes the pinned thread it lands on wait
+    # ~50% for ~40 ms (EEVDF shares the CPU in 3 ms slices). RQ needs > --rq-threshold of
+    # wait over 5 windows of 10 ms in a row; with 2 windows of 4 ms (before 40ac11e's
+    # successor) it deactivated 7-10 times in a ~2 s run by hand, and in 11 of 12 no-load
+    # runs of a quick reproduction. A CPU-bound load is detected above (N-1 active).
+    j, _ = run(*MODEL, "--end-time", 12000, "--mode", "ladm", "--threads", N, "--pin",
+               "--detector", "rq", "--reactivation", "rap")
+    if j:
+        assert_same(refs[12000], j, "ladm rq + a brief competitor")
+        count = sum(th["deactivations"] for th in j["threads"])
+        if check(count <= 1, f"ladm rq + a brief competitor: {count} deactivations in {j['wall_s']:.2f} s"):
+            print(f"ok   ladm rq + a brief competitor: {count} deactivations in {j['wall_s']:.2f} s")
 
 for mode, det in CASES:
     j, samples = run_sampled(*MODEL, "--end-time", 3000, "--mode", mode, "--threads", N,

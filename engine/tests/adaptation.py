@@ -178,8 +178,8 @@ with on_off_competitor(0.02, 0.23):
                   f"{paper} by the paper's rule")
     # RQ beside the same competitor: each burst makes the pinned thread it lands on wait
     # ~50% for ~40 ms (EEVDF shares the CPU in 3 ms slices). RQ needs > --rq-threshold of
-    # wait over 5 windows of 10 ms in a row; with 2 windows of 4 ms (before 40ac11e's
-    # successor) it deactivated 7-10 times in a ~2 s run by hand, and in 11 of 12 no-load
+    # wait over 5 windows of 10 ms in a row; with 2 windows of 4 ms (engine f64d2bd and
+    # before) it deactivated 7-10 times in a ~2 s run by hand, and in 11 of 12 no-load
     # runs of a quick reproduction. A CPU-bound load is detected above (N-1 active).
     j, _ = run(*MODEL, "--end-time", 12000, "--mode", "ladm", "--threads", N, "--pin",
                "--detector", "rq", "--reactivation", "rap")

@@ -198,11 +198,15 @@ static void move_off_this_cpu(air_engine *e, air_thread *t)
     if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0) t->cpu_moves++;
 }
 
-/* Anything runnable beyond the engine's own active threads (a load, another program, a
- * kernel thread) makes the waiter keep its CPU, so a yield never hands a competitor a
- * slice (the collapse of `yield`). A task that becomes runnable between the check and
- * the yield gets one slice, and then no yield for NO_YIELD_S (checked_yield). */
-static void idle_yield_wait(air_engine *e, air_thread *t, uint64_t gen)
+/* The loop idle-yield and partner share: spin 2000 pauses (a running partner arrives
+ * within them), then until the round is done yield while nothing else is runnable
+ * (checked_yield: it hands nothing away), else spin, and every CHECK_EVERY_US of spinning
+ * ask the policy's `check` what the others are doing; a check that returns 1 puts the
+ * waiter to sleep on the futex until the round is done. The check's clock restarts after
+ * a yield: what it compares (a partner's progress) was not watched meanwhile. */
+typedef int (*wait_check)(air_engine *e, air_thread *t, uint64_t gen, uint64_t *seen);
+
+static void keep_cpu_wait(air_engine *e, air_thread *t, uint64_t gen, wait_check check, uint64_t *seen)
 {
     for (int i = 0; i < 2000; i++) {
         if (round_done(e, gen)) return;
@@ -212,14 +216,34 @@ static void idle_yield_wait(air_engine *e, air_thread *t, uint64_t gen)
     while (!round_done(e, gen)) {
         if (nothing_else_runnable(e, t)) {
             checked_yield(t);
+            next_check = air_wall() + CHECK_EVERY_US * 1e-6;
             continue;
         }
         for (int i = 0; i < 64 && !round_done(e, gen); i++) cpu_relax();
-        if (e->may_move && air_wall() >= next_check) {
-            if (partner_queued_here(e, t)) move_off_this_cpu(e, t);
-            next_check = air_wall() + CHECK_EVERY_US * 1e-6;
+        if (air_wall() < next_check) continue;
+        if (check(e, t, gen, seen)) {
+            sleep_until_done(e, gen);
+            return;
         }
+        next_check = air_wall() + CHECK_EVERY_US * 1e-6;
     }
+}
+
+/* idle-yield: anything runnable beyond the engine's own active threads (a load, another
+ * program, a kernel thread) makes the waiter keep its CPU, so a yield never hands a
+ * competitor a slice (the collapse of `yield`). A task that becomes runnable between the
+ * check and the yield gets one slice, and then no yield for NO_YIELD_S (checked_yield).
+ * The check only moves the waiter off a CPU the awaited thread is queued on; it never sleeps. */
+static int queued_partner_check(air_engine *e, air_thread *t, uint64_t gen, uint64_t *seen)
+{
+    (void)gen, (void)seen;
+    if (e->may_move && partner_queued_here(e, t)) move_off_this_cpu(e, t);
+    return 0;
+}
+
+static void idle_yield_wait(air_engine *e, air_thread *t, uint64_t gen)
+{
+    keep_cpu_wait(e, t, gen, queued_partner_check, NULL);
 }
 
 /* partner: the adaptive mutex's rule (spin while the owner runs, sleep while it does not)
@@ -233,10 +257,13 @@ static void idle_yield_wait(air_engine *e, air_thread *t, uint64_t gen)
  * With a CPU load per core this took FM from 3.2-4.5x to 2.1-2.8x its no-load time; with
  * one load it changed little (docs/engine-benchmarks.md). A missing partner queued
  * behind the waiter on its own CPU is let run by moving off the CPU (unpinned, threads
- * <= CPUs), else by sleeping. */
-static int partners_switched_out(air_engine *e, air_thread *t, uint64_t gen, uint64_t *seen, int *moved)
+ * <= CPUs), else by sleeping. Nothing else runnable: nobody can be switched out, and a
+ * long iteration of a partner (a PE's first after a round fossil-collects) must not put
+ * the waiter to sleep (keep_cpu_wait yields then); in the a3d99c9 quick run, sleeping
+ * without that check went with no-load false alarms in 44% of adaptive trials (0-6% before). */
+static int switched_out_check(air_engine *e, air_thread *t, uint64_t gen, uint64_t *seen)
 {
-    int mine = sched_getcpu(), out = 0;
+    int mine = sched_getcpu(), out = 0, moved = 0;
     for (int i = 0; i < e->nthreads; i++) {
         air_thread *o = &e->threads[i];
         if (o == t || !atomic_load_explicit(&o->active, memory_order_relaxed) ||
@@ -245,44 +272,21 @@ static int partners_switched_out(air_engine *e, air_thread *t, uint64_t gen, uin
         uint64_t b = atomic_load_explicit(&o->beat, memory_order_relaxed);
         if (b == seen[i]) {
             out = 1;
-            if (e->may_move && !*moved && atomic_load_explicit(&o->cpu, memory_order_relaxed) == mine) {
+            if (e->may_move && !moved && atomic_load_explicit(&o->cpu, memory_order_relaxed) == mine) {
                 move_off_this_cpu(e, t);
-                *moved = 1;
+                moved = 1;
             }
         }
         seen[i] = b;
     }
-    return out;
+    return out && !moved;
 }
 
 static void partner_wait(air_engine *e, air_thread *t, uint64_t gen)
 {
     uint64_t seen[e->nthreads];
     for (int i = 0; i < e->nthreads; i++) seen[i] = atomic_load_explicit(&e->threads[i].beat, memory_order_relaxed);
-    for (int i = 0; i < 2000; i++) {
-        if (round_done(e, gen)) return;
-        cpu_relax();
-    }
-    double next_check = air_wall() + CHECK_EVERY_US * 1e-6;
-    while (!round_done(e, gen)) {
-        /* Nothing else runnable: nobody can be switched out, and a long iteration of a
-         * partner (a PE's first after a round fossil-collects) must not put the waiter
-         * to sleep; in the a3d99c9 quick run, sleeping without this check went with
-         * no-load false alarms in 44% of adaptive trials (0-6% before). */
-        if (nothing_else_runnable(e, t)) {
-            checked_yield(t);
-            next_check = air_wall() + CHECK_EVERY_US * 1e-6;
-            continue;
-        }
-        for (int i = 0; i < 64 && !round_done(e, gen); i++) cpu_relax();
-        if (air_wall() < next_check) continue;
-        int moved = 0;
-        if (partners_switched_out(e, t, gen, seen, &moved) && !moved) {
-            sleep_until_done(e, gen);
-            return;
-        }
-        next_check = air_wall() + CHECK_EVERY_US * 1e-6;
-    }
+    keep_cpu_wait(e, t, gen, switched_out_check, seen);
 }
 
 static void block_wake(air_engine *e)

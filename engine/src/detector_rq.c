@@ -61,6 +61,6 @@ static int rq_usable(char *err, size_t errlen)
 }
 
 const air_detector air_detector_rq = {
-    { "rq", "run-queue wait (beyond the paper): the kernel's schedstat wait share above --rq-threshold", 0 },
+    { "rq", "run-queue wait (beyond the paper): the kernel's schedstat wait share above --rq-threshold for 50 ms", 0 },
     rq_usable, rq_start, rq_check,
 };

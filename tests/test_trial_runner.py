@@ -122,7 +122,14 @@ def test_signals_reach_the_runners_main_thread_and_loads_stay_stoppable(tmp_path
         tids = [int(t) for t in os.listdir(f"/proc/{r.proc.pid}/task")]
         helpers = [t for t in tids if t != r.proc.pid]
         assert helpers, "the runner has no helper thread to check (timer, load scheduler)"
-        assert _blocked(r.proc.pid, r.proc.pid) == set()
+        # The main thread blocks both for the instant it starts a helper (airbase/threads.py),
+        # so one look can land in that instant (seen once in CI): it must be unblocked in
+        # most of 10 looks; a main thread that kept them blocked fails every look.
+        looks = []
+        for _ in range(10):
+            looks.append(_blocked(r.proc.pid, r.proc.pid))
+            time.sleep(0.02)
+        assert sum(1 for b in looks if b == set()) >= 8, looks
         for t in helpers:
             assert _blocked(r.proc.pid, t) == {signal.SIGINT, signal.SIGTERM}, f"thread {t}"
         for p in loads:

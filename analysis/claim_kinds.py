@@ -42,6 +42,7 @@ class Table:
 
     def __init__(self, path, rows):
         self.path, self.name = Path(path), Path(path).stem
+        self.all_rows = list(rows)  # failed trials too: a claim's level was run, not skipped
         self.rows = [r for r in rows if r.get("status") == "ok"]
         self._walls, self._by_key = {}, {}
         for r in self.rows:
@@ -135,8 +136,15 @@ def _nearest(rows, col, expr):
     return _is(rows, col, min(levels, key=lambda n: (abs(n - target), -n)))
 
 
+def _equals(rows, col, expr):
+    """The level equal to the expression in the trials' cores ('cores': a load per core);
+    none when the run has no such level (a smaller scale may not sweep it)."""
+    cores = max(_levels(rows, "cores") or [os.cpu_count()])
+    return _is(rows, col, _cores_expression(expr, cores))
+
+
 FILTERS = {"is": _is, "in": _in, "not": _not, "at_least": _at_least, "at_most": _at_most,
-           "highest": _highest, "lowest": _lowest, "nearest": _nearest}
+           "highest": _highest, "lowest": _lowest, "nearest": _nearest, "equals": _equals}
 RELATIVE = ("highest", "lowest", "nearest")  # chosen among the rows the other filters leave
 
 

@@ -7,7 +7,9 @@ Each statistic gets a 95% interval over repetitions (Student's t, analysis.stats
 97.5% when its experiment adds repetitions to undecided claims: analysis/sequential.py).
 Verdict: agrees when the whole interval passes the test, differs when the whole interval
 fails it, inconclusive when it straddles the boundary or there are fewer than 2
-repetitions, "not measurable here" (with the reason) when this machine cannot measure it.
+repetitions, "not measurable here" (with the reason) when this machine cannot measure it,
+"not run at this scale" when the run has no trial (ok or failed) of the rows the claim
+reads (a smaller scale may leave out the level a claim names, such as a load per core).
 
     python -m analysis.claims --claims configs/claims.yaml --out summary.csv [--two-looks EXP ...] -- TABLE.csv ...
     python -m analysis.claims --check configs/claims.yaml     (what the workflow checks at start)
@@ -24,14 +26,14 @@ from airbase.paths import CONFIGS, SCHEMAS
 from airbase.schema_messages import read_yaml, schema_errors
 from analysis.aggregate import COLUMNS
 from analysis.claim_kinds import (MEASURES, NEEDS, STATISTICS, TESTS, NotMeasurable, Table, filter_ops,
-                                  level_key, same, select, test_text)
+                                  describe, level_key, same, select, test_text)
 from analysis.sequential import SINGLE_LOOK, TWO_LOOKS, interval_text
 from analysis.stats import mean_ci, read_rows
 from workflows.experiments import ExperimentError, list_experiments, load_experiment, scale_values
 
 DEFAULT = CONFIGS / "claims.yaml"
 INTERVAL = interval_text(SINGLE_LOOK)
-VERDICTS = ("agrees", "differs", "inconclusive", "not measurable here")
+VERDICTS = ("agrees", "differs", "inconclusive", "not measurable here", "not run at this scale")
 FIELDS = ["id", "figure", "claim", "paper_value", "paper_platform", "table", "statistic", "value", "ci_low",
           "ci_high", "n", "interval", "test", "verdict", "reason", "measured_here"]
 
@@ -300,6 +302,10 @@ def judge_claim(claim, tables, level=SINGLE_LOOK):
         if table is None or not table.rows:
             return Judged("inconclusive", f"n=0: no successful trials of {claim['table']} in this run"), "no trials"
         rows = select(table.rows, claim.get("where"))
+        if not rows and not select(table.all_rows, claim.get("where")):
+            return (Judged("not run at this scale", f"no trial of {claim['table']} in this run has "
+                           f"{describe(claim.get('where'))}" + (f" ({claim['note']})" if claim.get("note") else "")),
+                    "")
         why = _unmeasurable(claim, rows)
         if why:
             raise NotMeasurable(why)

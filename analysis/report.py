@@ -26,7 +26,7 @@ from workflows.experiments import load_experiment
 
 CSS = """body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}
 table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:4px 6px;vertical-align:top}
-th{background:#f0f0f0}.agrees{color:#176d1f}.differs{color:#a32}.inconclusive{color:#866}.not-measurable-here{color:#666}.fig{margin:2em 0;border-top:1px solid #ddd}
+th{background:#f0f0f0}.agrees{color:#176d1f}.differs{color:#a32}.inconclusive{color:#866}.not-measurable-here{color:#666}.not-run-at-this-scale{color:#666}.fig{margin:2em 0;border-top:1px solid #ddd}
 img{max-width:100%}.caption{font-size:14px;line-height:1.4}.warn{color:#a32}code{font-size:12px}"""
 
 

@@ -234,6 +234,21 @@ def b_gang_one_thread(v, ok):
     return {"fig18-19-parsec-gang": rows}
 
 
+def b_barrier_wait_yield_collapse(v, ok, load_per_core=True):
+    """FM's paired slowdown with a yielding barrier = v times the spinning one's (1.0), at a
+    load per core (cores=2: n_loads 2); one load gets `ok`, and LADM rows are left out."""
+    rows = []
+    levels = ["1.0", "2.0"] if load_per_core else ["1.0"]
+    for n in levels:
+        vals = v if n == "2.0" else ok
+        for r, x in enumerate(vals):
+            for wait, wall in (("yield", x * 2.0), ("spin", 2.0)):
+                rows.append(R(rep=r, mode="fm", barrier_wait=wait, profile="cpu-1", n_loads=n, wall_s=wall))
+                rows.append(R(rep=r, mode="fm", barrier_wait=wait, profile="none", n_loads="0.0", wall_s=1.0))
+            rows.append(R(rep=r, mode="ladm", barrier_wait="yield", profile="cpu-1", n_loads=n, wall_s=0.1))
+    return {"beyond-barrier-wait": rows}
+
+
 def b_gang_io_bound(v1, v2):
     ok1 = outcome_values({"greater_than": 1}, "agrees", len(v1))
     rows = gang_rows(["parsec-blackscholes", "parsec-canneal"], lambda p: v1 if p == "parsec-canneal" else ok1, "2.0")
@@ -253,7 +268,8 @@ SINGLE = {"fm_one_load": b_fm_one_load, "fm_zero_remote": b_fm_zero_remote, "opt
           "ladm_vs_adm_noload": b_ladm_vs_adm_noload, "ladm_vs_fm_one_load": b_ladm_vs_fm_one_load,
           "ladm_vs_adm_one_load": b_ladm_vs_adm_one_load, "cache_misses": b_cache_misses,
           "pi_rap_best": b_pi_rap_best, "convergence": b_convergence, "pcs": b_pcs, "onoff_ctp": b_onoff_ctp,
-          "onoff_loads": b_onoff_loads, "gang_one_thread": b_gang_one_thread, "parsec_side": b_parsec_side}
+          "onoff_loads": b_onoff_loads, "gang_one_thread": b_gang_one_thread, "parsec_side": b_parsec_side,
+          "barrier_wait_yield_collapse": b_barrier_wait_yield_collapse}
 PARTS = {"epg": b_epg, "gang_io_bound": b_gang_io_bound}
 OUTCOMES = ("agrees", "differs", "inconclusive")
 
@@ -332,3 +348,25 @@ def test_no_table_gives_inconclusive_with_n_0_never_a_blank(tmp_path):
     assert all(r["verdict"] in claims.VERDICTS for r in rows.values())
     assert {r["verdict"] for i, r in rows.items() if i != "warpiv_table1"} == {"inconclusive"}
     assert all(r["reason"] for r in rows.values())
+
+
+def test_a_level_the_scale_does_not_run_is_not_run_at_this_scale_not_inconclusive(tmp_path):
+    """The yield-collapse claim names a load per core; quick runs one load. Judged at one
+    load it flipped between two runs (a heavy tail: 1.0x to 7x), so it waits for a scale
+    that runs its level; a level that was run and failed stays inconclusive."""
+    agrees = outcome_values({"greater_than": 2}, "agrees")
+    differs = outcome_values({"greater_than": 2}, "differs")
+    row = judge(tmp_path / "a", b_barrier_wait_yield_collapse(differs, agrees, load_per_core=False))
+    row = row["barrier_wait_yield_collapse"]
+    assert row["verdict"] == "not run at this scale", row
+    assert "n_loads equals cores" in row["reason"] and row["n"] == "0"
+    failed = b_barrier_wait_yield_collapse(agrees, agrees)
+    for r in failed["beyond-barrier-wait"]:
+        if r["n_loads"] == "2.0":
+            r["status"] = "failed"
+    row = judge(tmp_path / "b", failed)["barrier_wait_yield_collapse"]
+    assert row["verdict"] == "inconclusive" and row["n"] == "0", row
+    # gang_one_thread reads one load thread; a run with only two-thread loads did not run it
+    gang = b_gang_one_thread(agrees, agrees)
+    gang["fig18-19-parsec-gang"] = [r for r in gang["fig18-19-parsec-gang"] if r["n_loads"] != "1.0"]
+    assert judge(tmp_path / "c", gang)["gang_one_thread"]["verdict"] == "not run at this scale"

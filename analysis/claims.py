@@ -8,8 +8,9 @@ Each statistic gets a 95% interval over repetitions (Student's t, analysis.stats
 Verdict: agrees when the whole interval passes the test, differs when the whole interval
 fails it, inconclusive when it straddles the boundary or there are fewer than 2
 repetitions, "not measurable here" (with the reason) when this machine cannot measure it,
-"not run at this scale" when the run has no trial (ok or failed) of the rows the claim
-reads (a smaller scale may leave out the level a claim names, such as a load per core).
+"not run at this scale" when the run has no table of its experiment, or no trial (ok or
+failed) of the rows the claim reads (a smaller scale may leave out an experiment, or the
+level a claim names, such as a load per core).
 
     python -m analysis.claims --claims configs/claims.yaml --out summary.csv [--two-looks EXP ...] -- TABLE.csv ...
     python -m analysis.claims --check configs/claims.yaml     (what the workflow checks at start)
@@ -299,7 +300,9 @@ def judge_claim(claim, tables, level=SINGLE_LOOK):
     try:
         if claim.get("statistic", {}).get("kind") == "not_measurable":
             STATISTICS["not_measurable"]([], claim["statistic"], table)
-        if table is None or not table.rows:
+        if table is None:  # the experiment is not part of this scale (or of --config experiments=)
+            return Judged("not run at this scale", f"this run has no table of {claim['table']}"), ""
+        if not table.rows:
             return Judged("inconclusive", f"n=0: no successful trials of {claim['table']} in this run"), "no trials"
         rows = select(table.rows, claim.get("where"))
         if not rows and not select(table.all_rows, claim.get("where")):

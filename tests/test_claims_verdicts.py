@@ -343,11 +343,17 @@ def test_warpiv_is_not_measurable_here_with_the_reason(tmp_path):
     assert row["verdict"] == "not measurable here" and "export-controlled" in row["reason"]
 
 
-def test_no_table_gives_inconclusive_with_n_0_never_a_blank(tmp_path):
-    rows = judge(tmp_path, {})
+def test_no_table_is_not_run_and_a_table_of_failures_inconclusive_never_a_blank(tmp_path):
+    rows = judge(tmp_path / "a", {})
     assert all(r["verdict"] in claims.VERDICTS for r in rows.values())
-    assert {r["verdict"] for i, r in rows.items() if i != "warpiv_table1"} == {"inconclusive"}
+    assert {r["verdict"] for i, r in rows.items() if i != "warpiv_table1"} == {"not run at this scale"}
     assert all(r["reason"] for r in rows.values())
+    test = BY_ID["pcs"]["test"]
+    built = b_pcs(outcome_values(test, "agrees"), outcome_values(test, "agrees"))
+    for r in built["fig15-pcs"]:
+        r["status"] = "failed"
+    row = judge(tmp_path / "b", built)["pcs"]
+    assert row["verdict"] == "inconclusive" and "no successful trials" in row["reason"], row
 
 
 def test_a_level_the_scale_does_not_run_is_not_run_at_this_scale_not_inconclusive(tmp_path):

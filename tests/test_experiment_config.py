@@ -339,3 +339,14 @@ def test_config_engine_options_apply_to_every_experiment_unless_overridden(tmp_p
     swept = GOOD.replace("sweep: {", "sweep: {pin: [false], ")
     trials = expand(load_experiment(write(tmp_path, swept)), "quick", cfg, cores=2)
     assert all("--pin" not in t["argv"] for t in trials)
+
+
+def test_an_experiment_left_out_of_quick_runs_at_paper_or_when_named():
+    """beyond-barrier-wait says `quick: false` (its claim names a load per core, ~4 min per
+    trial): quick leaves it out, paper keeps it, and naming it runs it at quick."""
+    cfg = load_config()
+    assert "beyond-barrier-wait" not in all_trials(cfg, "quick", cores=2)
+    assert "fig01-fm-slowdown" in all_trials(cfg, "quick", cores=2)
+    assert "beyond-barrier-wait" in all_trials(cfg, "paper", cores=2)
+    named = all_trials({**cfg, "experiments": ["beyond-barrier-wait"]}, "quick", cores=2)
+    assert list(named) == ["beyond-barrier-wait"] and named["beyond-barrier-wait"][1]

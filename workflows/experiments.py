@@ -286,6 +286,8 @@ def all_trials(cfg, scale, only=None, cores=None):
         exp = load_experiment(name)
         if scale == "smoke" and not exp.get("smoke"):
             continue
+        if scale == "quick" and not exp.get("quick", True) and not only and not cfg.get("experiments"):
+            continue  # left to the paper scale unless asked for by name
         out[exp["name"]] = (exp, expand(exp, scale, cfg, cores))  # a path given in config: its stem
     return out
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from airbase.atomic import write_csv
 from airbase.paths import CONFIGS, SCHEMAS
 from airbase.schema_messages import read_yaml, schema_errors
+from analysis import replication
 from analysis.aggregate import COLUMNS
 from analysis.claim_kinds import (MEASURES, NEEDS, STATISTICS, TESTS, NotMeasurable, Table, filter_ops,
                                   describe, level_key, same, select, test_text)
@@ -36,7 +37,7 @@ DEFAULT = CONFIGS / "claims.yaml"
 INTERVAL = interval_text(SINGLE_LOOK)
 VERDICTS = ("agrees", "differs", "inconclusive", "not measurable here", "not run at this scale")
 FIELDS = ["id", "figure", "claim", "paper_value", "paper_platform", "table", "statistic", "value", "ci_low",
-          "ci_high", "n", "interval", "test", "verdict", "reason", "measured_here"]
+          "ci_high", "n", "interval", "test", "verdict", "same_verdict_again", "reason", "measured_here"]
 
 
 class ClaimError(Exception):
@@ -178,6 +179,7 @@ class Judged:
     n: int = 0
     label: str = ""
     margin: float = float("-inf")
+    p: dict = None  # {verdict: probability} of a repeat of the run (analysis/replication.py)
 
     def brief(self, verdict=True):
         """'1.62 [1.40, 1.84] n=3 agrees' (or 'n=1', 'n=0')."""
@@ -204,10 +206,11 @@ def judge_sample(sample, test, label="", level=SINGLE_LOOK):
     lo, hi = m - h, m + h
     (name, arg), = test.items()
     verdict, margin = TESTS[name](lo, hi, arg)
+    again = replication.verdict_probabilities([v for v in vals if v is not None], test, level)
     said = {"agrees": f"the whole interval is {test_text(test)}",
             "differs": f"the whole interval fails {test_text(test)}",
             "inconclusive": f"the interval straddles the bound of {test_text(test)}"}[verdict]
-    return Judged(verdict, f"{_g(m)} [{_g(lo)}, {_g(hi)}] n={n}: {said}{note}", m, lo, hi, n, label, margin)
+    return Judged(verdict, f"{_g(m)} [{_g(lo)}, {_g(hi)}] n={n}: {said}{note}", m, lo, hi, n, label, margin, again)
 
 
 def combine(results, label=""):
@@ -226,8 +229,9 @@ def combine(results, label=""):
     counts = Counter(r.verdict for r in results)
     tally = ", ".join(f"{counts[v]} {v}" for v in VERDICTS if counts[v])
     where = f"{pick.label}: " if pick.label else ""
+    again = replication.combine([r.p for r in results]) if all(r.p for r in results) else None
     return Judged(pick.verdict, f"{where}{pick.reason} ({tally} of {len(results)})",
-                  pick.value, pick.lo, pick.hi, pick.n, label, pick.margin)
+                  pick.value, pick.lo, pick.hi, pick.n, label, pick.margin, again)
 
 
 def judge_part(rows, part, table, label="", level=SINGLE_LOOK):
@@ -349,7 +353,9 @@ def summary_row(claim, tables, level=SINGLE_LOOK):
             "paper_platform": "; ".join(p["platform"] for p in paper), "table": claim["table"],
             "statistic": _statistic_label(claim), "value": num(head.value), "ci_low": num(head.lo),
             "ci_high": num(head.hi), "n": str(head.n), "interval": interval_text(level) if head.lo is not None else "",
-            "test": _test_label(claim), "verdict": head.verdict, "reason": head.reason,
+            "test": _test_label(claim), "verdict": head.verdict,
+            "same_verdict_again": f"{head.p[head.verdict]:.2f}" if head.p and head.verdict in head.p else "",
+            "reason": head.reason,
             "measured_here": detail or head.reason}
 
 

@@ -102,13 +102,16 @@ def build(scale, summary, experiments, out, claims_path=claims.DEFAULT):
          f"<p class=counts><b>{html.escape(verdict_counts(rows))}</b> Each statistic is computed per repetition "
          f"with a {html.escape(claims.INTERVAL)} (97.5% where an experiment added repetitions to claims "
          f"its first ones left undecided: the interval column says which); agrees / differs when the whole "
-         f"interval passes / fails the test, inconclusive when it straddles it or n &lt; 2.</p>",
+         f"interval passes / fails the test, inconclusive when it straddles it or n &lt; 2. "
+         f"'Same again' is the chance that a repeat of the run with as many repetitions reaches the "
+         f"same verdict (analysis/replication.py): low where the value sits near its bound.</p>",
          f"<p>Scale <b>{scale}</b>, {now}, lab version {html.escape(machine.lab_version())}. Machine "
          f"({html.escape(source)}): {facts.get('cores')} cores, {html.escape(str(facts.get('cpu_model')))}, "
          f"Linux {html.escape(str(facts.get('kernel')))}, cgroup {html.escape(str(facts.get('cgroup')))}.</p>",
          machine_comparison(machines, platforms, cache_counters(experiments)),
          "<h2>The paper's claims beside this machine</h2><table><tr><th>figure</th><th>claim</th>"
          "<th>paper (platform)</th><th>statistic here: mean [95% interval], n</th><th>test</th><th>verdict</th>"
+         "<th>same again</th>"
          "<th>why</th></tr>"]
     by_id = {}
     for r in rows:
@@ -118,6 +121,7 @@ def build(scale, summary, experiments, out, claims_path=claims.DEFAULT):
                  + ("" if ";" in r["paper_platform"] else f" ({html.escape(r['paper_platform'])})") + "</td>"
                  f"<td>{html.escape(_statistic_cell(r))}</td><td>{html.escape(r['test'])}</td>"
                  f"<td class='{r['verdict'].replace(' ', '-')}'>{html.escape(r['verdict'])}</td>"
+                 f"<td>{html.escape(r.get('same_verdict_again', ''))}</td>"
                  f"<td>{html.escape(r['reason'])}</td></tr>")
     h.append("</table>")
     claims_of = by_id

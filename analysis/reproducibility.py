@@ -23,6 +23,7 @@ Reads each run's tables (results/<scale>/tables/*.csv, summary.csv) and trial re
 Exit 0 when it could read both runs (whatever they say), 2 when a folder is not a run."""
 import argparse
 import json
+import math
 import statistics
 import sys
 from pathlib import Path
@@ -238,7 +239,18 @@ def report(a, b, figures, min_engine_s):
     lines = []
     va, vb = verdicts(a), verdicts(b)
     same = [i for i in va if i in vb and va[i]["verdict"] == vb[i]["verdict"]]
-    lines += ["### Verdicts", "", f"Same verdict in both runs: {len(same)} of {len(set(va) | set(vb))} claims.", "",
+    ids = set(va) | set(vb)
+
+    def expected(v):
+        """Verdicts a repeat would share by the run's own chances (analysis/replication.py);
+        a claim given none (one repetition, not measurable, not run) counts as certain."""
+        got = [float(g) for g in (v.get(i, {}).get("same_verdict_again", "") for i in ids) if g not in ("", None)]
+        return len(ids) - len(got) + sum(got), math.prod(got), bool(got)
+    (ea, all_a, known_a), (eb, all_b, known_b) = expected(va), expected(vb)
+    said = (f" Expected from each run's own chances of the same verdict again: A {ea:.1f}, B {eb:.1f}; "
+            f"the chance that every verdict recurs: A {all_a:.1%}, B {all_b:.1%}."
+            if known_a or known_b else "")
+    lines += ["### Verdicts", "", f"Same verdict in both runs: {len(same)} of {len(ids)} claims.{said}", "",
               "| claim | run A | run B |", "|---|---|---|"]
     for i in sorted(set(va) | set(vb)):
         ra, rb = va.get(i, {}), vb.get(i, {})
@@ -247,7 +259,8 @@ def report(a, b, figures, min_engine_s):
             if not r:
                 return "-"
             ci = f" [{r['ci_low']}, {r['ci_high']}]" if r.get("ci_low") not in ("", None) else ""
-            return f"{r['verdict']}: {r.get('value', '')}{ci} n={r.get('n', '')}"
+            again = f" (same again {r['same_verdict_again']})" if r.get("same_verdict_again") else ""
+            return f"{r['verdict']}: {r.get('value', '')}{ci} n={r.get('n', '')}{again}"
         mark = "" if ra.get("verdict") == rb.get("verdict") else " **changed**"
         lines.append(f"| {i}{mark} | {cell(ra)} | {cell(rb)} |")
     lines += ["", "### Interval half-width relative to the point (median over the figure's points with n >= 2)", "",

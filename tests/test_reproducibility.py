@@ -190,3 +190,19 @@ def test_kept_runs_that_ran_far_by_their_barrier_waits(tmp_path):
         p.write_text(json.dumps(d))
     text = reproducibility.report(a, a, ["fig01-fm-slowdown"], 2.0)
     assert "at far speed): no-load; loaded (median share) | 1/2 (15%); 2/3 (50%) | 1/2 (15%); 2/3 (50%) |" in text
+
+
+def test_each_runs_own_chances_of_the_same_verdicts_are_summed(tmp_path):
+    """With same_verdict_again in the summaries (analysis/replication.py): the expected
+    number of verdicts a repeat shares (a claim given no chance counts as certain) and the
+    chance that all of them recur, beside the count that did."""
+    a = _run(tmp_path, "a", "agrees", [2.0, 2.2, 2.4])
+    b = _run(tmp_path, "b", "agrees", [2.0, 2.2, 2.4])
+    for run, chances in ((a, ("0.50", "0.80")), (b, ("0.90", ""))):
+        _write_csv(run / "tables" / "summary.csv", FIELDS,
+                   [{"id": "fm_one_load", "verdict": "agrees", "value": "2.5", "n": "3", "same_verdict_again": chances[0]},
+                    {"id": "epg", "verdict": "agrees", "value": "1.2", "n": "3", "same_verdict_again": chances[1]}])
+    text = reproducibility.report(a, b, ["fig01-fm-slowdown"], 2.0)
+    assert ("Same verdict in both runs: 2 of 2 claims. Expected from each run's own chances of the same "
+            "verdict again: A 1.3, B 1.9; the chance that every verdict recurs: A 40.0%, B 90.0%.") in text
+    assert "| fm_one_load | agrees: 2.5 n=3 (same again 0.50) | agrees: 2.5 n=3 (same again 0.90) |" in text

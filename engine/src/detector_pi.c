@@ -20,13 +20,25 @@ static void pi_check(air_engine *e, air_thread *t)
      * competitor each probe takes a slice of milliseconds anyway. */
     double now = air_wall();
     if (now < t->pi_next_s) return;
-    t->pi_next_s = now + e->opt->pi_interval_ms * 1e-3;
     /* A CPU-bound competitor makes every probe slow; a brief wake-up of some other task
      * (a kernel worker, the engine's own timeline sampler) makes one slow. Probes run
      * every few hundred microseconds, so acting on a single slow one deactivated threads
      * on an idle machine (all threads active only 57-84% of a run); 3 slow probes in a
      * row did not. */
-    air_detect_confirm(t, air_probe_yield_us() > e->opt->pi_threshold_us, 3);
+    int slow = air_probe_yield_us() > e->opt->pi_threshold_us;
+    /* --pi-backoff-ms: a fast probe after slow ones means a competitor that comes and
+     * goes (an on-off load with a 10 ms period: 3 slow probes in a row do not fit in its
+     * on-period, and each slow probe handed it a slice: beside LADM-PI it got ~2.5x the
+     * CPU it got beside FM, docs/engine-benchmarks.md). Probe less often then. */
+    double max_ms = e->opt->pi_backoff_max_ms;
+    if (max_ms > 0 && !slow && t->suspect_checks > 0) {
+        double grown = t->pi_backoff_ms > 0 ? 2 * t->pi_backoff_ms : 2 * e->opt->pi_interval_ms;
+        t->pi_backoff_ms = grown > max_ms ? max_ms : (grown < 2 ? 2 : grown);
+    }
+    double interval_ms = t->pi_backoff_ms > e->opt->pi_interval_ms ? t->pi_backoff_ms : e->opt->pi_interval_ms;
+    t->pi_next_s = now + interval_ms * 1e-3;
+    air_detect_confirm(t, slow, 3);
+    if (atomic_load(&t->want_deactivate)) t->pi_backoff_ms = 0;
 }
 
 const air_detector air_detector_pi = {

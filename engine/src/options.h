@@ -37,6 +37,7 @@ typedef struct air_options {
     double apte_share;
     double pi_threshold_us;
     double pi_interval_ms;
+    double pi_backoff_max_ms;
     double rq_threshold;
     uint64_t n_batch;
     uint64_t seed;

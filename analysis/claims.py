@@ -206,7 +206,7 @@ def judge_sample(sample, test, label="", level=SINGLE_LOOK):
     lo, hi = m - h, m + h
     (name, arg), = test.items()
     verdict, margin = TESTS[name](lo, hi, arg)
-    again = replication.verdict_probabilities([v for v in vals if v is not None], test, level)
+    again = replication.verdict_probabilities(vals, test, level)
     said = {"agrees": f"the whole interval is {test_text(test)}",
             "differs": f"the whole interval fails {test_text(test)}",
             "inconclusive": f"the interval straddles the bound of {test_text(test)}"}[verdict]

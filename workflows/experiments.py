@@ -280,13 +280,14 @@ def block_order(trials):
 def all_trials(cfg, scale, only=None, cores=None):
     """{experiment name: (experiment, [trials])} for the experiments of this run (on a
     machine with `cores` CPUs: this one unless given)."""
-    names = only or cfg.get("experiments") or list_experiments()
+    named = only or cfg.get("experiments")
+    names = named or list_experiments()
     out = {}
     for name in names:
         exp = load_experiment(name)
         if scale == "smoke" and not exp.get("smoke"):
             continue
-        if scale == "quick" and not exp.get("quick", True) and not only and not cfg.get("experiments"):
+        if scale == "quick" and not exp.get("quick", True) and not named:
             continue  # left to the paper scale unless asked for by name
         out[exp["name"]] = (exp, expand(exp, scale, cfg, cores))  # a path given in config: its stem
     return out

@@ -33,7 +33,7 @@ static void pi_check(air_engine *e, air_thread *t)
     double max_ms = e->opt->pi_backoff_max_ms;
     if (max_ms > 0 && !slow && t->suspect_checks > 0) {
         double grown = t->pi_backoff_ms > 0 ? 2 * t->pi_backoff_ms : 2 * e->opt->pi_interval_ms;
-        t->pi_backoff_ms = grown > max_ms ? max_ms : (grown < 2 ? 2 : grown);
+        t->pi_backoff_ms = grown > max_ms ? max_ms : (grown < 2 ? 2 : grown); /* 2: from --pi-interval-ms 0 */
     }
     double interval_ms = t->pi_backoff_ms > e->opt->pi_interval_ms ? t->pi_backoff_ms : e->opt->pi_interval_ms;
     t->pi_next_s = now + interval_ms * 1e-3;

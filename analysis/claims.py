@@ -249,9 +249,10 @@ def judge_part(rows, part, table, label="", level=SINGLE_LOOK):
 
 
 def level_samples(claim, tables):
-    """[(label, Sample)] of every level a claim is judged at (each part, each level of its
-    `each`), the per-repetition values its verdict rests on; [] when its table is missing
-    or the machine cannot measure it. For comparing runs (analysis.reproducibility)."""
+    """[(label, Sample, test)] of every level a claim is judged at (each part, each level of
+    its `each`), the per-repetition values its verdict rests on and the test they meet; []
+    when its table is missing or the machine cannot measure it. For comparing runs
+    (analysis.reproducibility) and planning repetitions (analysis.repetition_plan)."""
     table = tables.get(claim["table"])
     if table is None or not table.rows or claim.get("statistic", {}).get("kind") == "not_measurable":
         return []
@@ -270,7 +271,7 @@ def level_samples(claim, tables):
                 sample = STATISTICS[stat["kind"]](select(part_rows, {each: lv}) if each else part_rows, stat, table)
             except NotMeasurable:
                 continue
-            out.append((f"{name}{each} {lv}" if each else name.rstrip(": "), sample))
+            out.append((f"{name}{each} {lv}" if each else name.rstrip(": "), sample, p["test"]))
     return out
 
 

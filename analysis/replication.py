@@ -31,25 +31,65 @@ def _outcomes(counts, total):
     return {v: counts.get(v, 0) / total for v in ("agrees", "differs", "inconclusive")}
 
 
+def _spread(values):
+    n = len(values)
+    m = sum(values) / n
+    return n, m, math.sqrt(sum((v - m) ** 2 for v in values) / (n - 1))
+
+
+def _truth(rng, n, m, s):
+    """(mu, sigma) drawn from their posterior given n values of mean m and sd s."""
+    sigma = s * math.sqrt((n - 1) / rng.gammavariate((n - 1) / 2, 2)) if s > 0 else 0.0
+    return m + sigma / math.sqrt(n) * rng.gauss(0, 1), sigma
+
+
+def _run_verdict(rng, mu, sigma, size, t, test):
+    """The verdict of one run of `size` repetitions drawn from N(mu, sigma), judged with a
+    t interval of factor t by `test`."""
+    (name, arg), = test.items()
+    mean = mu + sigma / math.sqrt(size) * rng.gauss(0, 1)
+    sd = sigma * math.sqrt(rng.gammavariate((size - 1) / 2, 2) / (size - 1)) if sigma > 0 else 0.0
+    h = t * sd / math.sqrt(size)
+    return TESTS[name](mean - h, mean + h, arg)[0]
+
+
 def verdict_probabilities(values, test, level):
     """{verdict: probability} that a repeat of len(values) repetitions, judged with a
     `level` t interval by `test` ({greater_than: x}, ...), reaches each verdict."""
-    n = len(values)
-    m = sum(values) / n
-    s = math.sqrt(sum((v - m) ** 2 for v in values) / (n - 1))
+    n, m, s = _spread(values)
     (name, arg), = test.items()
     t = t_quantile(level, n - 1)
     rng = random.Random(repr((sorted(values), name, repr(arg), level)))
     counts = {}
     for _ in range(DRAWS if s > 0 else 1):
-        sigma = s * math.sqrt((n - 1) / rng.gammavariate((n - 1) / 2, 2)) if s > 0 else 0.0
-        mu = m + sigma / math.sqrt(n) * rng.gauss(0, 1)
-        mean = mu + sigma / math.sqrt(n) * rng.gauss(0, 1)
-        sd = sigma * math.sqrt(rng.gammavariate((n - 1) / 2, 2) / (n - 1))
-        h = t * sd / math.sqrt(n)
-        verdict, _ = TESTS[name](mean - h, mean + h, arg)
+        mu, sigma = _truth(rng, n, m, s)
+        verdict = _run_verdict(rng, mu, sigma, n, t, test)
         counts[verdict] = counts.get(verdict, 0) + 1
     return _outcomes(counts, sum(counts.values()))
+
+
+def paired_runs(values, test, level, size, draws=DRAWS):
+    """[(verdict of one run, verdict of another)] of two independent runs of `size`
+    repetitions each, for `draws` draws of the truth from the posterior these values give:
+    the same truth for both runs, as for two runs on one machine. For planning how many
+    repetitions make a verdict recur (analysis/repetition_plan.py)."""
+    n, m, s = _spread(values)
+    t = t_quantile(level, size - 1)
+    rng = random.Random(repr((sorted(values), repr(test), level, size, "paired")))
+    out = []
+    for _ in range(draws):
+        mu, sigma = _truth(rng, n, m, s)
+        out.append((_run_verdict(rng, mu, sigma, size, t, test), _run_verdict(rng, mu, sigma, size, t, test)))
+    return out
+
+
+def worst(verdicts):
+    """Several levels' verdicts combined as a claim's are: differs if any differs, else
+    inconclusive if any is, else agrees."""
+    for v in ("differs", "inconclusive"):
+        if v in verdicts:
+            return v
+    return "agrees"
 
 
 def combine(probabilities):

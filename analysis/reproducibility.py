@@ -18,7 +18,9 @@ Reads each run's tables (results/<scale>/tables/*.csv, summary.csv) and trial re
   CPUs the host ran far apart (the probe's ping-pong; analysis/machine_speed.py);
 - which two-look experiments added repetitions, and the first-look verdicts that asked;
 - whether the claims' statistics differ between the runs by more than their own intervals
-  allow (per claim level, z = difference of the means over its standard error).
+  allow (per claim level, z = difference of the means over its standard error);
+- for multiples of the runs' repetitions, the chance that two runs judge each claim alike,
+  the runs' values pooled (analysis/repetition_plan.py).
 
 Exit 0 when it could read both runs (whatever they say), 2 when a folder is not a run."""
 import argparse
@@ -28,7 +30,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from analysis import machine_speed
+from analysis import machine_speed, repetition_plan
 from analysis.claims import level_samples, load_claims, read_tables
 from analysis.figures import grouped
 from analysis.stats import read_rows
@@ -61,7 +63,7 @@ def claim_levels(run):
     tables = read_tables(sorted(p for p in (Path(run) / "tables").glob("*.csv") if p.name != "summary.csv"))
     out = {}
     for claim in load_claims()["claims"]:
-        for label, sample in level_samples(claim, tables):
+        for label, sample, _ in level_samples(claim, tables):
             v = [x for x in sample.values if x is not None]
             if len(v) >= 2:
                 out[(claim["id"], label)] = (statistics.mean(v), statistics.stdev(v) / len(v) ** 0.5, len(v))
@@ -317,6 +319,12 @@ def report(a, b, figures, min_engine_s):
                  f"level; before / after / both) | " + " | ".join(_far_cell(*t["far"]) for t in (fa, fb)) + " |")
     lines += ["", "### Between the runs: z of each claim level (difference of means / its standard error)", ""]
     lines += _between_runs_lines(a, b)
+    runs = list(dict.fromkeys([str(a), str(b)]))  # one run given: its values once
+    planned = repetition_plan.plan(runs, load_claims(), repetition_plan.TIMES, repetition_plan.two_looks_of(runs))
+    if planned:
+        lines += ["", "### Repetitions that would make each verdict recur (the runs' values pooled; "
+                  "python -m analysis.repetition_plan A B adds the minutes)", ""]
+        lines += repetition_plan.report(planned, repetition_plan.TIMES).rstrip("\n").split("\n")
     idle = [(r, e, t) for r, facts in (("A", fa), ("B", fb)) for e, t, d, _ in facts["adaptive_idle"] if d]
     if idle:
         lines += ["", "No-load adaptive trials that deactivated a thread: " + "; ".join(f"{r}: {e}/{t}" for r, e, t in idle) + "."]

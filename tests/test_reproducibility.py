@@ -150,6 +150,9 @@ def test_claim_levels_that_differ_between_runs_more_than_their_intervals_allow(t
     text = reproducibility.report(a, b, ["fig01-fm-slowdown"], 2.0)
     assert ("1 claim levels with n >= 2 in both runs; median |z| 12.25; |z| > 2.5: 1 (100%): "
             "ladm_overhead (remote 0.1) 1.01 / 1.11, z 12.2.") in text
+    # and what more repetitions would do, the two runs' 3 + 3 values pooled
+    assert "### Repetitions that would make each verdict recur" in text
+    assert "| ladm_overhead | fig07-no-load | 3 | " in text
     # the same figures in both runs: z 0, nothing listed
     _fig07(b, [2.00, 2.02, 2.04])
     assert "median |z| 0.00; |z| > 2.5: 0 (0%)." in reproducibility.report(a, b, ["fig01-fm-slowdown"], 2.0)

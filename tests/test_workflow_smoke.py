@@ -318,7 +318,8 @@ def test_repetitions_run_block_by_block(tmp_path):
     jobs = [ln.split(":", 1)[1].strip() for ln in r.stdout.splitlines() if ln.strip().startswith("output:")]
     reps = [int(re.search(r"-rep(\d+)\.json$", j).group(1)) for j in jobs if "/trials/" in j]
     assert len(reps) == 12 and reps == sorted(reps), reps
-    assert "--target-s 2.5" in out and "--calibration-dir results/quick/calibration" in out
+    target = load_config()["baseline_s"]["quick"]  # configs/config.yaml's, as the plan reads it
+    assert f"--target-s {target:g}" in out and "--calibration-dir results/quick/calibration" in out
     blocks = re.findall(r"input: (.*)\n\s*output: results/quick/trials/figorder/(\S+)-rep(\d)\.json", r.stdout)
     assert len(blocks) == 12
     for inputs, _, rep in blocks:

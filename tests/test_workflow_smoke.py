@@ -302,6 +302,22 @@ ORDERED = textwrap.dedent("""\
     """)
 
 
+def test_a_swept_engine_option_with_underscores_plans_runnable_trials(tmp_path):
+    """Sweeping an engine option named with underscores (pi_backoff_ms) gives trial ids the
+    trial rule's wildcard matches: the dry run schedules every trial (it once stopped with a
+    MissingInputException for ids such as modeladm-pi_b64-...)."""
+    exp = tmp_path / "figswept.yaml"
+    exp.write_text(ORDERED.replace("sweep: {mode: [fm, ladm], profile: [cpu-1]}",
+                                   "sweep: {mode: [ladm], pi_backoff_ms: [0, 64], profile: [cpu-1]}"))
+    r = snakemake(tmp_path / "work", "-n", "-p", "--cores", "2", "--config", f"experiments=[{exp}]", "scale=quick",
+                  "--", "results/quick/tables/figswept.csv", timeout=120)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0 and "MissingInputException" not in out, out[-3000:]
+    jobs = re.findall(r"output: results/quick/trials/figswept/(\S+)\.json", r.stdout)
+    assert len(jobs) == 12 and "modeladm-piba64-profcpu1-rep0" in jobs, jobs
+    assert "--pi-backoff-ms 64" in out
+
+
 def test_repetitions_run_block_by_block(tmp_path):
     """Every trial of repetition r (loaded runs and baselines of every configuration) comes
     before any of repetition r+1: each trial of block r+1 takes block r's records as

@@ -199,7 +199,9 @@ def expand(exp, scale, cfg, cores=None):
         setup = values.get("setup", "cfs")
         count = values.get(COUNT_VAR) if profile != "none" else None
         for rep in range(reps + extra):
-            tid = "-".join(f"{k[:4]}{_slug(values[k])}" for k in names if k in values) or "run"
+            # The key's slug too: a swept engine option such as pi_backoff_ms must not put an
+            # underscore into the id, which the trial rule's wildcard does not match.
+            tid = "-".join(f"{_slug(k)[:4]}{_slug(values[k])}" for k in names if k in values) or "run"
             tid = f"{'base-' if baseline else ''}{tid}-rep{rep}"
             if tid in seen:
                 continue

@@ -29,6 +29,7 @@ from pathlib import Path
 from analysis import claims as claims_mod
 from analysis import replication
 from analysis.sequential import SINGLE_LOOK, TWO_LOOKS
+from workflows.experiments import all_trials, estimate_seconds, load_config
 
 TIMES = (0.5, 1.0, 1.5, 2.0, 3.0)
 
@@ -63,7 +64,6 @@ def alike(levels, level, times, draws=replication.DRAWS):
 
 def minutes_per_repetition(scale):
     """{experiment: estimated minutes of one repetition of its trials} at `scale`."""
-    from workflows.experiments import all_trials, estimate_seconds, load_config
     plan = all_trials(load_config(), scale)
     out = {}
     for name, (exp, trials) in plan.items():

@@ -365,6 +365,12 @@ def read_tables(paths):
     return {Path(p).stem: Table(p, read_rows(p)) for p in paths}
 
 
+def read_run_tables(run):
+    """{experiment name: Table} of a run's results folder (results/<scale>): every table in
+    its tables/ but the claims summary."""
+    return read_tables(sorted(p for p in (Path(run) / "tables").glob("*.csv") if p.name != "summary.csv"))
+
+
 def summarise(doc, table_paths, two_looks=()):
     """The summary's rows. Claims on the experiments named in `two_looks` (those that add
     repetitions when undecided, analysis/sequential.py) get 97.5% intervals, the rest 95%."""

@@ -41,17 +41,22 @@ def pooled_levels(claim, runs_tables):
     for tables in runs_tables:
         for label, sample, test in claims_mod.level_samples(claim, tables):
             vals = [v for v in sample.values if v is not None]
-            test_, pooled, sizes = by_label.setdefault(label, (test, [], []))
+            _, pooled, sizes = by_label.setdefault(label, (test, [], []))
             pooled.extend(vals)
             sizes.append(len(vals))
     levels = [(test, vals, max(sizes)) for test, vals, sizes in by_label.values()]
     return levels if levels and all(len(v) >= 3 for _, v, _ in levels) else []
 
 
+def repetitions(n, times):
+    """The repetitions of `times` x n (at least 2: an interval needs them)."""
+    return max(2, round(n * times))
+
+
 def alike(levels, level, times, draws=replication.DRAWS):
     """(chance two runs agree, the verdict most often reached) at `times` x the runs'
     repetitions."""
-    per_level = [replication.paired_runs(vals, test, level, max(2, round(size * times)), draws)
+    per_level = [replication.paired_runs(vals, test, level, repetitions(size, times), draws)
                  for test, vals, size in levels]
     same, seen = 0, {}
     for pairs in zip(*per_level):
@@ -80,8 +85,7 @@ def two_looks_of(runs):
 
 def plan(runs, doc, times=TIMES, two_looks=()):
     """[{claim, table, n, chances: {times: (alike, verdict)}}] of every claim the runs can judge."""
-    runs_tables = [claims_mod.read_tables(sorted(p for p in (Path(r) / "tables").glob("*.csv")
-                                                 if p.name != "summary.csv")) for r in runs]
+    runs_tables = [claims_mod.read_run_tables(r) for r in runs]
     out = []
     for claim in doc["claims"]:
         levels = pooled_levels(claim, runs_tables)
@@ -106,7 +110,7 @@ def report(rows, times, per_rep=None):
     head = "| claim | experiment | n | " + " | ".join(f"{x:g}x" for x in times) + " |"
     lines = [head, "|" + "---|" * (3 + len(times))]
     for r in rows:
-        cells = [f"{r['chances'][x][0]:.2f} {r['chances'][x][1][:4]} (n={max(2, round(r['n'] * x))})" for x in times]
+        cells = [f"{r['chances'][x][0]:.2f} {r['chances'][x][1][:4]} (n={repetitions(r['n'], x)})" for x in times]
         lines.append(f"| {r['claim']} | {r['table']} | {r['n']} | " + " | ".join(cells) + " |")
     lines.append("")
     lines.append("Each cell: the chance that two runs of that many repetitions judge the claim alike, "
@@ -124,7 +128,7 @@ def report(rows, times, per_rep=None):
         for r in rows:
             n_of[r["table"]] = max(n_of.get(r["table"], 0), r["n"])
         now = sum(per_rep.get(t, 0) * n for t, n in n_of.items())
-        then = sum(per_rep.get(t, 0) * max(2, round(n * best[t])) for t, n in n_of.items())
+        then = sum(per_rep.get(t, 0) * repetitions(n, best[t]) for t, n in n_of.items())
         text += f"; the judged experiments' trials {now:.0f} -> {then:.0f} min (estimate)"
     lines.append(text + ": " + ", ".join(f"{t} {x:g}x" for t, x in best.items()) + ".")
     return "\n".join(lines) + "\n"

@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 
 from analysis import machine_speed, repetition_plan
-from analysis.claims import level_samples, load_claims, read_tables
+from analysis.claims import level_samples, load_claims, read_run_tables
 from analysis.figures import grouped
 from analysis.stats import read_rows
 from workflows import placement
@@ -60,7 +60,7 @@ Z_FAR = 2.5
 
 def claim_levels(run):
     """{(claim, level): (mean, standard error, n)} of every claim level with n >= 2."""
-    tables = read_tables(sorted(p for p in (Path(run) / "tables").glob("*.csv") if p.name != "summary.csv"))
+    tables = read_run_tables(run)
     out = {}
     for claim in load_claims()["claims"]:
         for label, sample, _ in level_samples(claim, tables):

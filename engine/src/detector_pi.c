@@ -26,6 +26,9 @@ static void pi_check(air_engine *e, air_thread *t)
      * on an idle machine (all threads active only 57-84% of a run); 3 slow probes in a
      * row did not. */
     int slow = air_probe_yield_us() > e->opt->pi_threshold_us;
+    t->pi_probes++;
+    t->pi_slow_probes += slow;
+    t->pi_probe_s += air_wall() - now;
     /* --pi-backoff-ms: a fast probe after slow ones means a competitor that comes and
      * goes (an on-off load with a 10 ms period: 3 slow probes in a row do not fit in its
      * on-period, and each slow probe handed it a slice: beside LADM-PI it got ~2.5x the

@@ -232,6 +232,11 @@ void air_engine_write_json(air_engine *e, const air_result *r, FILE *f)
         air_json_u64(&j, "reactivations", t->reactivations);
         air_json_u64(&j, "cpu_moves", t->cpu_moves);
         air_json_u64(&j, "yield_handoffs", t->yield_handoffs);
+        /* PI's detection probes (0 with other detectors): how often a thread looked, and
+         * how long its yields gave the CPU away */
+        air_json_u64(&j, "pi_probes", t->pi_probes);
+        air_json_u64(&j, "pi_slow_probes", t->pi_slow_probes);
+        air_json_f64(&j, "pi_probe_s", t->pi_probe_s);
         times_array(&j, "deactivation_times_s", t->deact_times, t->deactivations);
         times_array(&j, "reactivation_times_s", t->react_times, t->reactivations);
         /* the lists keep the first AIR_MAX_TIMES of each; the counts above are exact */

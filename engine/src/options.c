@@ -68,7 +68,7 @@ static const optdef table[] = {
     { "apte-share", "F", "0.2", "apte: and the time lost in inflated periods, averaged over the window, exceeds F of it (0 with --apte-hits 1: the paper's rule)", K_DOUBLE, O(apte_share), NULL, 0, 1, 0 },
     { "pi-threshold-us", "F", PI_THRESHOLD_US_DEFAULT, "pi and rap: a sched_yield() slower than F microseconds means a competitor", K_DOUBLE, O(pi_threshold_us), NULL, 0, BIG, 0 },
     { "pi-interval-ms", "F", "1", "pi: probe at most once per F ms of wall time (0: at every detector check)", K_DOUBLE, O(pi_interval_ms), NULL, 0, 1e6, 0 },
-    { "pi-backoff-ms", "F", "0", "pi: after slow probes that did not add up to a deactivation (a competitor that comes and goes, each probe handing it a slice), double the probe interval, up to F ms; back to --pi-interval-ms after a deactivation (0: off)", K_DOUBLE, O(pi_backoff_max_ms), NULL, 0, 1e6, 0 },
+    { "pi-backoff-ms", "F", "64", "pi: after slow probes that did not add up to a deactivation (a competitor that comes and goes, each probe handing it a slice), double the probe interval, up to F ms; back to --pi-interval-ms after a deactivation (0: off, every probe --pi-interval-ms apart)", K_DOUBLE, O(pi_backoff_max_ms), NULL, 0, 1e6, 0 },
     { "rq-threshold", "F", "0.3", "rq: deactivate when the share of time spent waiting for a CPU exceeds F for 50 ms (5 windows of 10 ms)", K_DOUBLE, O(rq_threshold), NULL, 0, 1, 0 },
     { "n-batch", "N", "10", "ladm: most iterations per visit to an orphan PE (fewer once it caught up)", K_UINT, O(n_batch), NULL, 1, 1e9, 0 },
     { "seed", "N", "1", "random seed (each LP's stream derives from it)", K_UINT, O(seed), NULL, 0, SEED_MAX, 0 },

@@ -23,7 +23,7 @@ PARALLEL = [
     ("adm", 2, 4, "--detector", "apte", "--reactivation", "pr", "--detect-after-ms", "0", "--apte-hits", "1", "--apte-share", "0"),
     ("adm", 3, 4, "--detector", "rq", "--reactivation", "rap"),
     ("adm", 4, 4, "--detector", "pi", "--reactivation", "pr", "--pi-interval-ms", "0"),
-    ("ladm", 2, 2, "--detector", "pi", "--reactivation", "rap", "--pi-backoff-ms", "64", "--detect-after-ms", "0"),
+    ("ladm", 2, 2, "--detector", "pi", "--reactivation", "rap", "--pi-backoff-ms", "0", "--detect-after-ms", "0"),
     ("ladm", 2, 2, "--detector", "pi", "--reactivation", "rap"),
     ("ladm", 2, 3, "--detector", "rq", "--reactivation", "pr", "--detect-after-ms", "0"),
     ("ladm", 2, 4, "--detector", "apte", "--reactivation", "rap"),

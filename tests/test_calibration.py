@@ -28,6 +28,25 @@ def test_key_ignores_how_the_work_is_run_and_follows_what_it_is():
     assert key(same[0], 2.5) != key(same[0], 3.0)
 
 
+# What the engine simulates (each changes the committed events); every other option is how.
+WORK_OPTIONS = {"model", "pes", "lps_per_pe", "events_per_lp", "remote", "mean", "lookahead", "epg", "seed"}
+
+
+def test_every_engine_option_is_classed_as_work_or_not():
+    """A new engine option counts as work unless workflows.calibration.NOT_WORK names it, so
+    a new way of running the same events (as --pi-backoff-ms was until it was listed) would
+    silently get its own end time and break "every mode of a configuration simulates the
+    same events". This fails until the new option is put in one class or the other."""
+    import re
+    import subprocess
+    from workflows.calibration import AIRPDES, NOT_WORK
+    out = subprocess.run([str(AIRPDES), "--help"], capture_output=True, text=True, timeout=30).stdout
+    options = {m.replace("-", "_") for m in re.findall(r"^  --([a-z][a-z0-9-]*)", out, re.M)} - {"help"}
+    assert len(options) > 30, out
+    assert options - NOT_WORK - WORK_OPTIONS == set(), "engine options in neither class"
+    assert WORK_OPTIONS & NOT_WORK == set() and WORK_OPTIONS <= options
+
+
 def test_a_different_engine_binary_is_calibrated_again(tmp_path):
     from workflows.calibration import engine_id
     work = work_of(parse_options(["--mode", "fm", *CONFIG]))

@@ -28,7 +28,8 @@ COLUMNS = ["experiment", "figure", "trial", "status", "reason", "rep", "baseline
            "slowdown", "pred_eq1", "pred_eq3", "committed_events", "efficiency", "event_rate",
            "rollbacks", "locality", "cache_misses", "cache_counter", "cache_note", "load_throughput",
            "load_unit", "solo_throughput", "load_slowdown", "engine_cpu_s", "end_time", "target_s",
-           "work_key", "checksum", "disturbed", "reruns", "foreign_cpu_s", "runner_cpu_s", "far_reruns", "ended_far", "far_share"]
+           "work_key", "checksum", "disturbed", "reruns", "foreign_cpu_s", "runner_cpu_s", "far_reruns", "ended_far", "far_share",
+           "deactivations", "pi_probe_s"]
 
 
 def n_loads(profile):
@@ -91,6 +92,12 @@ def row_of(trial, experiment, figure):
     row["ended_far"] = int(ms["far_after"]) if isinstance(ms.get("far_after"), bool) else ""
     # the share of the run's barrier waits at far-placed speed, measured during it ("": unknown)
     row["far_share"] = ms["far_share"] if isinstance(ms.get("far_share"), (int, float)) else ""
+    # What adaptation did: deactivations over all threads, and the wall time PI's probes spent
+    # handing the CPU away ("": an engine before the probes were counted).
+    threads = eng.get("threads") or []
+    row["deactivations"] = sum(t.get("deactivations", 0) for t in threads)
+    if threads and all("pi_probe_s" in t for t in threads):
+        row["pi_probe_s"] = sum(t["pi_probe_s"] for t in threads)
     loads = trial.get("loads", [])
     thr = [ld["figures"].get("throughput") for ld in loads if ld["figures"].get("throughput") is not None]
     if thr:

@@ -248,18 +248,16 @@ def judge_part(rows, part, table, label="", level=SINGLE_LOOK):
     return combine(results, label), "; ".join(f"{r.label}: {r.brief()}" for r in results)
 
 
-def level_samples(claim, tables):
-    """[(label, Sample, test)] of every level a claim is judged at (each part, each level of
-    its `each`), the per-repetition values its verdict rests on and the test they meet; []
-    when its table is missing or the machine cannot measure it. For comparing runs
-    (analysis.reproducibility) and planning repetitions (analysis.repetition_plan)."""
+def _levels(claim, tables):
+    """(label, rows, statistic, table, test) of every level a claim is judged at (each part,
+    each level of its `each`); none when its table is missing or the machine cannot
+    measure it."""
     table = tables.get(claim["table"])
     if table is None or not table.rows or claim.get("statistic", {}).get("kind") == "not_measurable":
-        return []
+        return
     rows = select(table.rows, claim.get("where"))
     if _unmeasurable(claim, rows):
-        return []
-    out = []
+        return
     for i, p in enumerate(_parts(claim)):
         part_rows = select(rows, p.get("where")) if "all_of" in claim else rows
         name = f"{p.get('label', f'part {i + 1}')}: " if "all_of" in claim else ""
@@ -267,12 +265,27 @@ def level_samples(claim, tables):
         levels = (sorted({str(r.get(each)) for r in part_rows if str(r.get(each, "")) != ""}, key=level_key)
                   if each else [None])
         for lv in levels:
-            try:
-                sample = STATISTICS[stat["kind"]](select(part_rows, {each: lv}) if each else part_rows, stat, table)
-            except NotMeasurable:
-                continue
-            out.append((f"{name}{each} {lv}" if each else name.rstrip(": "), sample, p["test"]))
+            yield (f"{name}{each} {lv}" if each else name.rstrip(": "),
+                   select(part_rows, {each: lv}) if each else part_rows, stat, table, p["test"])
+
+
+def level_samples(claim, tables):
+    """[(label, Sample, test)] of every level a claim is judged at, the per-repetition values
+    its verdict rests on and the test they meet; [] when its table is missing or the machine
+    cannot measure it. For comparing runs (analysis.reproducibility) and planning
+    repetitions (analysis.repetition_plan)."""
+    out = []
+    for label, rows, stat, table, test in _levels(claim, tables):
+        try:
+            out.append((label, STATISTICS[stat["kind"]](rows, stat, table), test))
+        except NotMeasurable:
+            continue
     return out
+
+
+def level_rows(claim, tables):
+    """{label: the table rows behind that level} (every trial of it, baselines included)."""
+    return {label: rows for label, rows, *_ in _levels(claim, tables)}
 
 
 def _unmeasurable(claim, rows):

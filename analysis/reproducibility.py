@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 
 from analysis import machine_speed, repetition_plan
-from analysis.claims import level_samples, load_claims, read_run_tables
+from analysis.claims import level_rows, level_samples, load_claims, read_run_tables
 from analysis.figures import grouped
 from analysis.stats import read_rows
 from workflows import placement
@@ -58,15 +58,30 @@ def relative_half_widths(run, experiment):
 Z_FAR = 2.5
 
 
+def _far_runs(rows):
+    """(runs that ran far, runs with a far_share) among a level's table rows: far by the
+    engine's own barrier waits (workflows/placement.py), the host's doing, not the engine's."""
+    shares = []
+    for r in rows:
+        try:
+            shares.append(float(r.get("far_share", "")))
+        except ValueError:
+            continue
+    return sum(x >= placement.FAR_RERUN_SHARE for x in shares), len(shares)
+
+
 def claim_levels(run):
-    """{(claim, level): (mean, standard error, n)} of every claim level with n >= 2."""
+    """{(claim, level): (mean, standard error, n, (runs far, runs measured))} of every claim
+    level with n >= 2."""
     tables = read_run_tables(run)
     out = {}
     for claim in load_claims()["claims"]:
+        rows = level_rows(claim, tables)
         for label, sample, _ in level_samples(claim, tables):
             v = [x for x in sample.values if x is not None]
             if len(v) >= 2:
-                out[(claim["id"], label)] = (statistics.mean(v), statistics.stdev(v) / len(v) ** 0.5, len(v))
+                out[(claim["id"], label)] = (statistics.mean(v), statistics.stdev(v) / len(v) ** 0.5, len(v),
+                                             _far_runs(rows.get(label, [])))
     return out
 
 
@@ -79,10 +94,18 @@ def between_runs(a, b):
     la, lb = claim_levels(a), claim_levels(b)
     out = []
     for k in la.keys() & lb.keys():
-        (ma, sa, _), (mb, sb, _) = la[k], lb[k]
+        (ma, sa, _, _), (mb, sb, _, _) = la[k], lb[k]
         se = (sa * sa + sb * sb) ** 0.5
         out.append((abs(ma - mb) / se if se > 0 else (0.0 if ma == mb else float("inf")), *k, ma, mb))
     return sorted(out, reverse=True)
+
+
+def far_runs_between(a, b):
+    """{(claim, level): ((far, measured) in A, (far, measured) in B)}: how many of each level's
+    runs ran with the vCPUs far apart, the first thing to look at behind a large z (a level's
+    far runs in one run and none in the other: the host, not the engine)."""
+    la, lb = claim_levels(a), claim_levels(b)
+    return {k: (la[k][3], lb[k][3]) for k in la.keys() & lb.keys()}
 
 
 def _between_runs_lines(a, b):
@@ -93,7 +116,15 @@ def _between_runs_lines(a, b):
     med = statistics.median(z[0] for z in zs)
     text = (f"{len(zs)} claim levels with n >= 2 in both runs; median |z| {med:.2f}; |z| > {Z_FAR:g}: "
             f"{len(far)} ({len(far) / len(zs):.0%})")
-    return [text + (": " + "; ".join(f"{c}{f' ({lv})' if lv else ''} {ma:.3g} / {mb:.3g}, z {z:.1f}"
+    placed = far_runs_between(a, b) if far else {}
+
+    def runs_far(c, lv):
+        (fa, na), (fb, nb) = placed[(c, lv)]
+        if not (fa or fb):
+            return ""
+        return (f" (runs with >= {placement.FAR_RERUN_SHARE:.0%} of their barrier waits far: "
+                f"A {fa} of {na}, B {fb} of {nb})")
+    return [text + (": " + "; ".join(f"{c}{f' ({lv})' if lv else ''} {ma:.3g} / {mb:.3g}, z {z:.1f}{runs_far(c, lv)}"
                                      for z, c, lv, ma, mb in far) if far else "") + "."]
 
 

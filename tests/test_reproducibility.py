@@ -126,14 +126,15 @@ def test_slow_machine_and_the_workflows_own_cpu(tmp_path):
     assert "| trials on a slow machine (both probes >= 1.15x the run's median) | not recorded | not recorded |" in text
 
 
-def _fig07(run, ladm_walls):
+def _fig07(run, ladm_walls, far_share=""):
     """fig07-no-load rows that configs/claims.yaml's ladm_overhead reads: LADM / FM time per
-    repetition at remote 0.1 (FM 2.0 s every repetition)."""
+    repetition at remote 0.1 (FM 2.0 s every repetition); far_share: every run's."""
     rows = []
     for rep, w in enumerate(ladm_walls):
         for mode, wall in (("fm", 2.0), ("ladm", w)):
             rows.append({"experiment": "fig07-no-load", "trial": f"{mode}-{rep}", "status": "ok", "rep": str(rep),
-                         "profile": "none", "setup": "cfs", "mode": mode, "remote": "0.1", "wall_s": str(wall)})
+                         "profile": "none", "setup": "cfs", "mode": mode, "remote": "0.1", "wall_s": str(wall),
+                         "far_share": str(far_share)})
     _write_csv(run / "tables" / "fig07-no-load.csv", COLUMNS, rows)
 
 
@@ -153,6 +154,10 @@ def test_claim_levels_that_differ_between_runs_more_than_their_intervals_allow(t
     # and what more repetitions would do, the two runs' 3 + 3 values pooled
     assert "### Repetitions that would make each verdict recur" in text
     assert "| ladm_overhead | fig07-no-load | 3 | " in text
+    # B's runs all ran far (the host's placement, the usual cause of such a z): said beside it
+    _fig07(b, [2.20, 2.22, 2.24], far_share=0.6)
+    assert ("ladm_overhead (remote 0.1) 1.01 / 1.11, z 12.2 (runs with >= 25% of their barrier waits "
+            "far: A 0 of 0, B 6 of 6).") in reproducibility.report(a, b, ["fig01-fm-slowdown"], 2.0)
     # the same figures in both runs: z 0, nothing listed
     _fig07(b, [2.00, 2.02, 2.04])
     assert "median |z| 0.00; |z| > 2.5: 0 (0%)." in reproducibility.report(a, b, ["fig01-fm-slowdown"], 2.0)

@@ -91,7 +91,10 @@ def between_runs(a, b):
     hold all the variation between runs, |z| would pass 2.5 in about 1% of levels (normal),
     up to ~7% with the 2-5 degrees of freedom of a quick run's standard errors; more means a
     run-to-run effect the repetitions of one run cannot see."""
-    la, lb = claim_levels(a), claim_levels(b)
+    return _z_of(claim_levels(a), claim_levels(b))
+
+
+def _z_of(la, lb):
     out = []
     for k in la.keys() & lb.keys():
         (ma, sa, _, _), (mb, sb, _, _) = la[k], lb[k]
@@ -100,26 +103,20 @@ def between_runs(a, b):
     return sorted(out, reverse=True)
 
 
-def far_runs_between(a, b):
-    """{(claim, level): ((far, measured) in A, (far, measured) in B)}: how many of each level's
-    runs ran with the vCPUs far apart, the first thing to look at behind a large z (a level's
-    far runs in one run and none in the other: the host, not the engine)."""
-    la, lb = claim_levels(a), claim_levels(b)
-    return {k: (la[k][3], lb[k][3]) for k in la.keys() & lb.keys()}
-
-
 def _between_runs_lines(a, b):
-    zs = between_runs(a, b)
+    la, lb = claim_levels(a), claim_levels(b)
+    zs = _z_of(la, lb)
     if not zs:
         return ["No claim level has two repetitions in both runs."]
     far = [z for z in zs if z[0] > Z_FAR]
     med = statistics.median(z[0] for z in zs)
     text = (f"{len(zs)} claim levels with n >= 2 in both runs; median |z| {med:.2f}; |z| > {Z_FAR:g}: "
             f"{len(far)} ({len(far) / len(zs):.0%})")
-    placed = far_runs_between(a, b) if far else {}
 
     def runs_far(c, lv):
-        (fa, na), (fb, nb) = placed[(c, lv)]
+        """How many of the level's runs ran with the vCPUs far apart in each run: the first
+        thing to look at behind a large z (far runs in one run only: the host, not the engine)."""
+        (fa, na), (fb, nb) = la[(c, lv)][3], lb[(c, lv)][3]
         if not (fa or fb):
             return ""
         return (f" (runs with >= {placement.FAR_RERUN_SHARE:.0%} of their barrier waits far: "

@@ -79,6 +79,13 @@ def load_experiment(name_or_path):
     for var in data.get("engine", {}):
         if var in TRIAL_VARS:
             errors.append(f"{path}: engine.{var}: {var} is a trial variable; put it under sweep")
+    excepts = data.get("sweep_except") or []
+    for scale, entries in (excepts.items() if isinstance(excepts, dict) else [(None, excepts)]):
+        for i, entry in enumerate(entries if isinstance(entries, list) else []):
+            for var in entry if isinstance(entry, dict) else ():
+                if var not in sweep:
+                    where = f"sweep_except.{scale}[{i}]" if scale else f"sweep_except[{i}]"
+                    errors.append(f"{path}: {where}: '{var}' is not a sweep variable ({', '.join(sweep)})")
     if COUNT_VAR in sweep and not errors:
         errors += _check_load_count(data, path)
     if errors:
@@ -215,11 +222,25 @@ def expand(exp, scale, cfg, cores=None):
             return {**values, "profile": "none"}
         return values
 
+    excepts = at_scale(exp.get("sweep_except") or [], scale)
+    matched = [0] * len(excepts)
+
+    def excepted(values):
+        hits = [all(values.get(k) == v for k, v in entry.items()) for entry in excepts]
+        for i, hit in enumerate(hits):
+            matched[i] += hit
+        return any(hits)
+
     combos = []
     for vals in itertools.product(*(sweep[n] for n in names)):
         values = no_load(dict(zip(names, vals)))
-        if values not in combos:
+        if values not in combos and not excepted(values):
             combos.append(values)
+    unmatched = [i for i, n in enumerate(matched) if not n]
+    if unmatched:
+        i = unmatched[0]
+        raise ExperimentError(f"{exp.get('name', 'experiment')}: sweep_except: {excepts[i]} matches no combination "
+                              f"of the {scale} sweep (a value not swept at {scale}?)")
     for values in combos:
         add(values, baseline=False)
     for values in combos if exp.get("baselines", True) else ():  # each engine configuration's no-load baseline

@@ -216,7 +216,7 @@ class Window:
             "foreign_from_machine_cpu_s": None if from_machine is None else round(from_machine, 3),
             "foreign_from_processes_cpu_s": round(from_processes, 3),
             # Recorded, not judged: a VM whose host is busy runs slower without any foreign
-            # work here (ticks of 10 ms; see docs/workflow.md, "The reference run").
+            # work here (ticks of 10 ms; see docs/reference-runs.md).
             "steal_cpu_s": round(self.steal1 - self.steal0, 3),
             "threshold": threshold, "threshold_cpu_s": round(limit, 3),
             "disturbed": None if foreign is None else foreign > limit,

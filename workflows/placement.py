@@ -5,7 +5,7 @@ On the lab's 2-vCPU VM airprobe's cache-line ping-pong (workflows/machine_speed.
 either ~50 ns (the host runs the two vCPUs on cores that share a cache) or 310-335 ns (far
 apart), nothing between, for seconds to a minute at a time: on the idle VM 9% of 15 min of
 probes were far, in phases of 1.1-13.4 s (median 2.2 s); in a quick reproduction 20% of
-the trials started in a far phase (docs/workflow.md, "A run at a3d99c9"). The guest cannot
+the trials started in a far phase (docs/reference-runs.md, "A run at a3d99c9"). The guest cannot
 see it otherwise (no steal, no foreign CPU, the chase and multiply chain unchanged), yet a
 no-load run, whose threads meet at the GVT barrier every ~0.1 ms, took a median 1.41x its
 near siblings when both probes were far (a3d99c9), and in the 6a751fe pair the 70 far
@@ -16,7 +16,7 @@ near, at most WAIT_MAX_S, and runs a no-load trial again when the probe after it
 Loaded trials are kept: in the 6a751fe pair those that ended far took a median 1.13x (FM),
 1.46x (ADM), 1.03x (LADM) their near siblings, but they are long (5-47 s) and most would
 end far again, and re-running them would cost ~5 of the quick run's minutes
-(docs/workflow.md, "The pair at 6a751fe").
+(docs/reference-runs.md, "The pair at 6a751fe").
 "Near" is relative to the lowest ping-pong seen on this boot (NearLevel, a file the workflow
 keeps beside the calibration cache): on a machine whose CPUs never move, every probe is
 near and the wait costs one probe."""

@@ -373,9 +373,11 @@ def test_sweep_except_leaves_out_combinations_and_their_baselines(tmp_path):
     ("[{mode: fm, remote: 0.3}]", "matches no combination"),
 ])
 def test_sweep_except_that_matches_nothing_is_an_error(tmp_path, entry, words):
-    exp = load_experiment(write(tmp_path, EXCEPT + f"sweep_except: {entry}\n"))
-    with pytest.raises(ExperimentError, match=words):
+    p = write(tmp_path, EXCEPT + f"sweep_except: {entry}\n")
+    exp = load_experiment(p)
+    with pytest.raises(ExperimentError, match=words) as e:
         expand(exp, "quick", {"reps": 1}, cores=2)
+    assert str(e.value).startswith(f"{p}: sweep_except: ")
 
 
 @pytest.mark.parametrize("text, words", [

@@ -91,6 +91,7 @@ def load_experiment(name_or_path):
     if errors:
         raise ExperimentError("; ".join(errors))
     data["name"] = path.stem
+    data["path"] = str(path)
     return data
 
 
@@ -239,7 +240,7 @@ def expand(exp, scale, cfg, cores=None):
     unmatched = [i for i, n in enumerate(matched) if not n]
     if unmatched:
         i = unmatched[0]
-        raise ExperimentError(f"{exp.get('name', 'experiment')}: sweep_except: {excepts[i]} matches no combination "
+        raise ExperimentError(f"{exp.get('path', exp.get('name'))}: sweep_except: {excepts[i]} matches no combination "
                               f"of the {scale} sweep (a value not swept at {scale}?)")
     for values in combos:
         add(values, baseline=False)

@@ -14,10 +14,10 @@ round against spin's 0.06) must not turn it into `yield`: `idle-yield, lying cou
 in a mount namespace where /proc/loadavg always says 1 task (as root; else that part is
 skipped with the reason). Counts, not speeds: the thresholds compare policies of the same
 rounds. Against yield, not spin: a waiter that keeps its CPU is switched out when the
-competitor's turn comes, and how often that falls inside a round depends on how the two
-CPUs' turns happen to line up for a whole run: spin itself ran 0.07-0.44 switches a round
-on one CI host, idle-yield 0.08-0.60 in the same rounds with not one yield handing the CPU
-away. A waiter that gives its CPU away at most rounds is switched out about once a round or
+competitor's turn comes, and how many rounds that costs varies from run to run on some
+hosts (not measured why; likely how the two CPUs' turns line up): spin itself ran
+0.07-0.44 switches a round on one CI host, idle-yield 0.08-0.60 in the same rounds with not
+one yield handing the CPU away. A waiter that gives its CPU away at most rounds is switched out about once a round or
 more (yield: ~2). The engine's own count of yields that handed the CPU away is checked
 against what NO_YIELD_S allows. Exit 77 (skipped, with the reason) on fewer than 2 CPUs."""
 import json

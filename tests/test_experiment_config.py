@@ -175,6 +175,59 @@ def test_block_order_puts_each_baseline_just_before_its_loaded_trials(scale):
                 assert base[0] < i and all(baseline_key(b) == key for b in block[base[0]:i]), (name, t["id"])
 
 
+def _plan(**reps):
+    """A plan of experiments with these repetitions: n, or (n first-look, n top-up)."""
+    plan = {}
+    for name, n in reps.items():
+        first, top = n if isinstance(n, tuple) else (n, 0)
+        plan[name] = ({}, [{"id": f"t-rep{r}", "rep": r, "top_up": r >= first} for r in range(first + top)])
+    return plan
+
+
+def test_spread_order_puts_each_experiments_blocks_evenly_over_the_run():
+    """Block r of an experiment of n repetitions at (r + 0.5) / n of the run, ties in the
+    plan's order: a host state that lasts minutes falls on one block of several experiments."""
+    from workflows.experiments import block_ranks
+    ranks = block_ranks(_plan(a=4, b=2, c=1))
+    order = [b for b, _ in sorted(ranks.items(), key=lambda x: x[1])]
+    assert order == [("a", 0), ("b", 0), ("a", 1), ("c", 0), ("a", 2), ("b", 1), ("a", 3)]
+
+
+def test_by_experiment_order_runs_each_experiments_blocks_back_to_back():
+    from workflows.experiments import block_ranks
+    ranks = block_ranks(_plan(a=2, b=3), "by_experiment")
+    assert sorted(ranks, key=ranks.get) == [("a", 0), ("a", 1), ("b", 0), ("b", 1), ("b", 2)]
+
+
+def test_top_up_blocks_come_after_every_first_look_block():
+    from workflows.experiments import block_ranks
+    ranks = block_ranks(_plan(a=(2, 2), b=4))
+    first = [ranks[b] for b in ranks if b[1] < (2 if b[0] == "a" else 4)]
+    assert min(ranks[("a", 2)], ranks[("a", 3)]) > max(first)
+    assert ranks[("a", 2)] < ranks[("a", 3)]
+
+
+def test_unknown_repetition_order_is_an_error():
+    from workflows.experiments import block_ranks
+    with pytest.raises(ExperimentError, match="repetition_order 'random': expected one of spread, by_experiment"):
+        block_ranks(_plan(a=1), "random")
+
+
+@pytest.mark.parametrize("order", ["spread", "by_experiment"])
+@pytest.mark.parametrize("scale", ["smoke", "quick", "paper"])
+def test_every_shipped_block_has_one_place_and_repetitions_keep_their_order(scale, order):
+    """Every block of the shipped plans gets a distinct place, and an experiment's block r
+    comes before its block r+1 (the order must agree with previous_block's dependency)."""
+    from workflows.experiments import block_ranks
+    plan = all_trials(load_config(), scale)
+    ranks = block_ranks(plan, order)
+    assert sorted(ranks.values()) == list(range(len(ranks)))
+    assert set(ranks) == {(e, t["rep"]) for e, (_, ts) in plan.items() for t in ts}
+    for e, (_, ts) in plan.items():
+        reps = sorted({t["rep"] for t in ts})
+        assert [ranks[(e, r)] for r in reps] == sorted(ranks[(e, r)] for r in reps), e
+
+
 def test_baselines_can_be_left_out_and_blocks_follow_each_other(tmp_path):
     from workflows.experiments import previous_block
     exp = load_experiment(write(tmp_path, GOOD.replace("profile: [none, cpu-1]", "profile: [cpu-1]")))

@@ -343,29 +343,41 @@ def test_repetitions_run_block_by_block(tmp_path):
         assert earlier == ({str(int(rep) - 1)} if rep != "0" else set()), (rep, inputs)
 
 
-def test_experiments_run_one_after_another(tmp_path):
-    """Trials of earlier experiments have the higher priority (Snakemake runs the ready job
-    of highest priority), so each experiment's blocks run back to back instead of
-    interleaving with other experiments'; it is an ordering, not a dependency: a target of
-    the second experiment alone plans only its own trials."""
+@pytest.mark.parametrize("order", ["spread", "by_experiment"])
+def test_repetition_blocks_run_in_the_configured_order(tmp_path, order):
+    """Trial priorities order the repetition blocks (Snakemake runs the ready job of highest
+    priority): spread (the default) alternates two experiments of 2 repetitions block by
+    block, by_experiment runs each experiment's blocks back to back. Either way it is an
+    ordering, not a dependency: a target of the second experiment alone plans only its own
+    trials, and each table runs as soon as its trials are done."""
     exps = {name: tmp_path / f"{name}.yaml" for name in ("first", "second")}
     for p in exps.values():
         p.write_text(EDITABLE.replace("plot:", "reps: {smoke: 2, quick: 2, paper: 2}\nplot:"))
     work = tmp_path / "work"
     only = "experiments=[" + ",".join(str(p) for p in exps.values()) + "]"
-    r = snakemake(work, "-n", "--config", only, "scale=smoke", "--",
+    chosen = [] if order == "spread" else [f"repetition_order={order}"]
+    r = snakemake(work, "-n", "--config", only, "scale=smoke", *chosen, "--",
                   *(f"results/smoke/tables/{n}.csv" for n in exps), timeout=120)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
-    jobs = re.findall(r"rule trial:\n(?:\s+\S.*\n)*?\s+output: results/smoke/trials/(\w+)/\S+\n(?:\s+\S.*\n)*?"
-                      r"\s+priority: (\d+)", r.stdout)
-    first = [int(p) for e, p in jobs if e == "first"]
-    second = [int(p) for e, p in jobs if e == "second"]
-    assert len(first) == len(second) == 2 and min(first) > max(second), r.stdout[-3000:]
-    # each experiment's table runs as soon as its trials are done, not after every trial
+    jobs = re.findall(r"rule trial:\n(?:\s+\S.*\n)*?\s+output: results/smoke/trials/(\w+)/\S+-rep(\d)\.json\n"
+                      r"(?:\s+\S.*\n)*?\s+priority: (\d+)", r.stdout)
+    assert len(jobs) == 4, r.stdout[-3000:]
+    by_priority = [(e, int(rep)) for e, rep, _ in sorted(jobs, key=lambda j: -int(j[2]))]
+    expected = {"spread": [("first", 0), ("second", 0), ("first", 1), ("second", 1)],
+                "by_experiment": [("first", 0), ("first", 1), ("second", 0), ("second", 1)]}[order]
+    assert by_priority == expected, jobs
     tables = re.findall(r"rule table:\n(?:\s+\S.*\n)*?\s+priority: (\d+)", r.stdout)
-    assert len(tables) == 2 and min(int(p) for p in tables) > max(first), r.stdout[-3000:]
-    r = snakemake(work, "-n", "--config", only, "scale=smoke", "--", "results/smoke/tables/second.csv", timeout=120)
+    assert len(tables) == 2 and min(int(p) for p in tables) > max(int(j[2]) for j in jobs), r.stdout[-3000:]
+    r = snakemake(work, "-n", "--config", only, "scale=smoke", *chosen, "--",
+                  "results/smoke/tables/second.csv", timeout=120)
     assert r.returncode == 0 and "/trials/first/" not in r.stdout, (r.stdout + r.stderr)[-3000:]
+
+
+def test_unknown_repetition_order_stops_the_workflow_with_the_allowed_ones(tmp_path):
+    r = snakemake(tmp_path / "work", "-n", "--config", "scale=smoke", "repetition_order=random", "--", "smoke",
+                  timeout=120)
+    assert r.returncode != 0 and "repetition_order" in (r.stdout + r.stderr) and "spread" in (r.stdout + r.stderr), \
+        (r.stdout + r.stderr)[-2000:]
 
 
 def test_baseline_runs_just_before_its_loaded_trials(tmp_path):

@@ -277,6 +277,47 @@ def previous_block(trials, trial):
     return [t for t in trials if t["rep"] == trial["rep"] - 1]
 
 
+def _first_look_reps(trials):
+    """How many repetitions an experiment runs before any top-up (its `reps`)."""
+    return 1 + max((t["rep"] for t in trials if not t.get("top_up")), default=0)
+
+
+def _by_experiment(plan):
+    """Every block of the first experiment, then every block of the second, ...: each
+    experiment done minutes after it starts (the order before 2026-11-26)."""
+    names = list(plan)
+    return lambda exp, rep: (names.index(exp), rep)
+
+
+def _spread(plan):
+    """Each experiment's blocks spread evenly over the run: block r of an experiment with n
+    repetitions sits at (r + 0.5) / n of it (ties: the plan's order). A state of the host
+    that lasts minutes (the 88d7519 pair's run A met a slower memory for the whole of Fig.
+    13/14's blocks, and its `epg` level moved by 19 standard errors against run B) then
+    falls on one block of several experiments rather than every block of one: the
+    repetitions' spread shows it, and each experiment's mean averages over the run.
+    Top-up blocks come after every first-look block."""
+    names = list(plan)
+    reps = {e: _first_look_reps(trials) for e, (_, trials) in plan.items()}
+    return lambda exp, rep: ((rep + 0.5) / reps[exp], names.index(exp))
+
+
+# How the workflow orders the repetition blocks of a run's experiments (config:
+# repetition_order). A block itself always runs as one piece (block_order within it).
+REPETITION_ORDERS = {"spread": _spread, "by_experiment": _by_experiment}
+
+
+def block_ranks(plan, order="spread"):
+    """{(experiment, rep): its block's place in the run, 0 first} for the plan's blocks,
+    ordered by REPETITION_ORDERS[order]. A block r+1 still waits for block r of its own
+    experiment (previous_block): this orders what is ready, it adds no dependency."""
+    if order not in REPETITION_ORDERS:
+        raise ExperimentError(f"repetition_order '{order}': expected one of {', '.join(REPETITION_ORDERS)}")
+    key = REPETITION_ORDERS[order](plan)
+    blocks = sorted({(e, t["rep"]) for e, (_, trials) in plan.items() for t in trials}, key=lambda b: key(*b))
+    return {b: i for i, b in enumerate(blocks)}
+
+
 def baseline_key(trial):
     """Trials with equal keys share a no-load baseline: same engine options."""
     return json.dumps(trial["engine"], sort_keys=True)

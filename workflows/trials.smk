@@ -9,32 +9,48 @@
 # by pilot runs the first time its configuration runs; a disturbed trial is run again
 # (config: disturbed_reruns, disturbed_threshold) and the last run kept, marked.
 
-# Room for one experiment's repetition block in the priorities below (checked).
+# Room for one repetition block in the priorities below (checked).
 BLOCK_SPAN = 1000
+_RANKS = {}
+
+
+def block_priority(scale, exp, rep):
+    """The priority of a repetition block (Snakemake runs the ready job of highest priority):
+    blocks in the order config's repetition_order gives (workflows/experiments.py,
+    block_ranks; default: each experiment's blocks spread over the run). A block runs as
+    one piece, so a loaded trial is seconds from the no-load run of its own block. An
+    ordering, not a dependency: one experiment's target still runs only its trials, and a
+    cluster still runs them at once."""
+    if scale not in _RANKS:
+        try:
+            _RANKS[scale] = block_ranks(PLAN[scale], config.get("repetition_order", "spread"))
+        except ExperimentError as e:
+            raise WorkflowError(str(e))
+        if len(_RANKS[scale]) * BLOCK_SPAN >= ANALYSIS_PRIORITY:
+            raise WorkflowError(f"scale {scale}: {len(_RANKS[scale])} repetition blocks leave no priority "
+                                "above them for the analysis jobs")
+    ranks = _RANKS[scale]
+    return (len(ranks) - ranks[(exp, rep)]) * BLOCK_SPAN
 
 
 def experiment_priority(scale, exp):
-    """Trials of earlier experiments first (Snakemake runs the ready job of highest
-    priority): each experiment's repetition blocks then run back to back, so a block's
-    loaded trials and its own no-load runs are minutes closer in time than when experiments
-    interleave, and the machine's drift falls within a block. An ordering, not a dependency:
-    one experiment's target still runs only its trials, and a cluster still runs them at once."""
-    names = list(PLAN[scale])
-    return (len(names) - names.index(exp)) * BLOCK_SPAN
+    """The priority of the experiment's first block (its loads' solo runs, its first look)."""
+    return block_priority(scale, exp, 0) + BLOCK_SPAN - 1
 
 
 _BLOCK_ORDER = {}
 
 
 def trial_priority(wc):
-    """The experiment's priority, and within a repetition block each no-load baseline just
-    before the loaded trials taken against it (workflows/experiments.py, block_order)."""
+    """The block's priority, and within the block each no-load baseline just before the
+    loaded trials taken against it (workflows/experiments.py, block_order)."""
     key = (wc.scale, wc.exp)
     if key not in _BLOCK_ORDER:
         _BLOCK_ORDER[key] = block_order(PLAN[wc.scale][wc.exp][1])
         if len(_BLOCK_ORDER[key]) and max(_BLOCK_ORDER[key].values()) >= BLOCK_SPAN - 1:
             raise WorkflowError(f"{wc.exp}: a repetition block of more than {BLOCK_SPAN - 2} trials")
-    return experiment_priority(wc.scale, wc.exp) + BLOCK_SPAN - 1 - _BLOCK_ORDER[key].get(wc.tid, 0)
+    return (block_priority(wc.scale, wc.exp, trial_of(wc)["rep"])
+            + BLOCK_SPAN - 1 - _BLOCK_ORDER[key].get(wc.tid, 0))
 
 
 def trial_of(wc):

@@ -265,6 +265,9 @@ def _far_cell(near, far, probed):
     return f"{len(far)}/{probed} ({which['before']} / {which['after']} / {which['both']}; near {near:.0f} ns)"
 
 
+DEFINITE = {"agrees", "differs"}
+
+
 def report(a, b, figures, min_engine_s):
     lines = []
     va, vb = verdicts(a), verdicts(b)
@@ -280,7 +283,13 @@ def report(a, b, figures, min_engine_s):
     said = (f" Expected from each run's own chances of the same verdict again: A {ea:.1f}, B {eb:.1f}; "
             f"the chance that every verdict recurs: A {all_a:.1%}, B {all_b:.1%}."
             if known_a or known_b else "")
-    lines += ["### Verdicts", "", f"Same verdict in both runs: {len(same)} of {len(ids)} claims.{said}", "",
+    # A claim one run confirms and the other refutes contradicts itself; one that is
+    # inconclusive in a run sits within that run's interval of its bound.
+    reversed_ = sorted(i for i in ids if {va.get(i, {}).get("verdict"), vb.get(i, {}).get("verdict")} == DEFINITE)
+    rev = (f" Reversed (agrees in one run, differs in the other): {len(reversed_)}"
+           f"{' (' + ', '.join(reversed_) + ')' if reversed_ else ''}; every other change is to or from "
+           "inconclusive.")
+    lines += ["### Verdicts", "", f"Same verdict in both runs: {len(same)} of {len(ids)} claims.{said}{rev}", "",
               "| claim | run A | run B |", "|---|---|---|"]
     for i in sorted(set(va) | set(vb)):
         ra, rb = va.get(i, {}), vb.get(i, {})
@@ -291,7 +300,8 @@ def report(a, b, figures, min_engine_s):
             ci = f" [{r['ci_low']}, {r['ci_high']}]" if r.get("ci_low") not in ("", None) else ""
             again = f" (same again {r['same_verdict_again']})" if r.get("same_verdict_again") else ""
             return f"{r['verdict']}: {r.get('value', '')}{ci} n={r.get('n', '')}{again}"
-        mark = "" if ra.get("verdict") == rb.get("verdict") else " **changed**"
+        mark = ("" if ra.get("verdict") == rb.get("verdict")
+                else " **reversed**" if i in reversed_ else " **changed**")
         lines.append(f"| {i}{mark} | {cell(ra)} | {cell(rb)} |")
     lines += ["", "### Interval half-width relative to the point (median over the figure's points with n >= 2)", "",
               "| figure | run A | run B |", "|---|---|---|"]

@@ -74,6 +74,20 @@ def test_two_runs_compared(tmp_path):
     assert "| disturbed trials (kept after re-runs) | 1 | 1 |" in text
 
 
+def test_a_reversed_verdict_is_told_from_a_change_to_inconclusive(tmp_path):
+    """agrees in one run and differs in the other is a contradiction, marked and counted
+    apart from a change to or from inconclusive (a claim within an interval of its bound)."""
+    a = _run(tmp_path, "a", "agrees", [2.0, 2.2, 2.4])
+    b = _run(tmp_path, "b", "differs", [2.0, 2.2, 2.4])
+    text = reproducibility.report(a, b, ["fig01-fm-slowdown"], 2.0)
+    assert "Reversed (agrees in one run, differs in the other): 1 (fm_one_load);" in text
+    assert "| fm_one_load **reversed** |" in text
+    c = _run(tmp_path, "c", "inconclusive", [2.0, 2.2, 2.4])
+    text = reproducibility.report(a, c, ["fig01-fm-slowdown"], 2.0)
+    assert "Reversed (agrees in one run, differs in the other): 0;" in text
+    assert "| fm_one_load **changed** |" in text
+
+
 def test_a_folder_that_is_not_a_run_is_refused(tmp_path, capsys):
     assert reproducibility.main([str(tmp_path), str(tmp_path)]) == 2
     assert "no tables/summary.csv" in capsys.readouterr().err

@@ -163,6 +163,7 @@ def trial_facts(run, min_engine_s):
     far_reruns, near_waits = 0, []
     steal, no_load_walls, workflow_share = [], {}, []
     far_shares = {"no-load": [], "loaded": []}
+    pi_idle_slow = None  # PI's slow probes in no-load adaptive trials, those that kept the CPU
     records = list(trials(run))
     for exp, d in records:
         n += 1
@@ -176,6 +177,11 @@ def trial_facts(run, min_engine_s):
         if no_load and eng.get("mode_adaptive"):
             adaptive_idle.append((exp, d["trial"]["id"], deactivated(d),
                                   f"{eng['config']['mode']}-{eng['config'].get('detector', '?')}"))
+            ths = eng.get("threads") or []
+            if ths and all("pi_slow_kept_cpu" in th for th in ths):
+                pi_idle_slow = pi_idle_slow or [0, 0]
+                pi_idle_slow[0] += sum(th.get("pi_slow_probes", 0) for th in ths)
+                pi_idle_slow[1] += sum(th["pi_slow_kept_cpu"] for th in ths)
         if no_load:
             cfg = {k: v for k, v in eng["config"].items() if k not in _PATH_OPTIONS}
             key = (exp, json.dumps(cfg, sort_keys=True), (d.get("setup") or {}).get("name"))
@@ -198,7 +204,7 @@ def trial_facts(run, min_engine_s):
         if wait:
             near_waits.append((wait["waited_s"], wait.get("probes", 1), wait["far"]))
     return {"n": n, "shortest": min(walls) if walls else None, "short": short, "fm_eff": fm_eff,
-            "adaptive_idle": adaptive_idle, "disturbed": disturbed, "reruns": reruns,
+            "adaptive_idle": adaptive_idle, "pi_idle_slow": pi_idle_slow, "disturbed": disturbed, "reruns": reruns,
             "far_reruns": far_reruns, "near_waits": near_waits, "far_shares": far_shares,
             "steal": steal, "drift": _block_drift(no_load_walls), "workflow_share": workflow_share,
             "speed": machine_speed.slow_trials(records), "far": machine_speed.far_trials(records)}
@@ -327,6 +333,10 @@ def report(a, b, figures, min_engine_s):
         ("no-load FM efficiency, min-median", lambda t: f"{min(t['fm_eff']):.3f}-{statistics.median(t['fm_eff']):.3f}" if t["fm_eff"] else "-"),
         ("no-load adaptive trials that deactivated a thread", lambda t: _pct(sum(x[2] for x in t["adaptive_idle"]), len(t["adaptive_idle"]))),
         ("... by mode and detector", _by_policy),
+        # A slow probe in which the thread kept its CPU had no guest task to hand it to: the
+        # hypervisor or interrupts delayed it (engine --pi-needs-switch ignores those).
+        ("PI's slow probes in no-load trials: all, those in which the thread kept its CPU", lambda t: (
+            f"{t['pi_idle_slow'][0]}, {t['pi_idle_slow'][1]}" if t["pi_idle_slow"] else "not recorded")),
         ("no-load first block / later blocks (per configuration), median (max)", lambda t: (
             f"{statistics.median(t['drift']):.3f} ({max(t['drift']):.2f}, {len(t['drift'])} configurations)"
             if t["drift"] else "-")),

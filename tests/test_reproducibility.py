@@ -19,7 +19,7 @@ def _write_csv(path, fields, rows):
 
 
 def _trial(run, exp, tid, mode, wall, eff, loads=(), active=(2, 2), disturbed=False, deactivations=0, rep=0,
-           steal=None, remote=0.1, speed=None, workflow_s=None):
+           steal=None, remote=0.1, speed=None, workflow_s=None, pi_slow=None):
     d = {"status": "ok", "trial": {"id": tid, "rep": rep},
          "engine": {"config": {"mode": mode, "threads": 2, "detector": "pi", "remote": remote,
                                "json": f"/tmp/{tid}/engine.json"}, "wall_s": wall, "efficiency": eff,
@@ -30,6 +30,9 @@ def _trial(run, exp, tid, mode, wall, eff, loads=(), active=(2, 2), disturbed=Fa
          "noise": {"disturbed": disturbed, "reruns": 1 if disturbed else 0}}
     if steal is not None:
         d["noise"]["steal_cpu_s"] = steal
+    if pi_slow is not None:  # (slow probes, those that kept the CPU) of thread 0
+        d["engine"]["threads"][0].update(pi_slow_probes=pi_slow[0], pi_slow_kept_cpu=pi_slow[1])
+        d["engine"]["threads"][1].update(pi_slow_probes=0, pi_slow_kept_cpu=0)
     if workflow_s is not None:
         d["noise"].update(window_s=2.0, runner_parts_cpu_s={"workflow": workflow_s})
     if speed is not None:  # (chase, multiply) ns per step of both probes
@@ -53,7 +56,7 @@ def _run(tmp_path, name, verdict, slowdowns):
     _trial(run, "fig07-no-load", "ladm-0", "ladm", 2.7, 1.0, active=(2, 1, 2))
     # a deactivation shorter than a timeline sample: the engine's count still says so
     _trial(run, "fig07-no-load", "ladm-1", "ladm", 2.7, 1.0, deactivations=1)
-    _trial(run, "fig07-no-load", "adm-0", "adm", 2.7, 1.0)
+    _trial(run, "fig07-no-load", "adm-0", "adm", 2.7, 1.0, pi_slow=(7, 5))
     _trial(run, "fig01-fm-slowdown", "load", "fm", 1.5, 0.95, loads=[{"kind": "cpu"}], disturbed=True)
     return run
 
@@ -71,6 +74,8 @@ def test_two_runs_compared(tmp_path):
     assert "| no-load FM trials at efficiency >= 0.95 | 1/2 (50%) |" in text
     assert "| no-load adaptive trials that deactivated a thread | 2/3 (67%) |" in text
     assert "| ... by mode and detector | adm-pi 0/1, ladm-pi 2/2 |" in text
+    # only the trials whose engine reports pi_slow_kept_cpu are counted
+    assert "| PI's slow probes in no-load trials: all, those in which the thread kept its CPU | 7, 5 | 7, 5 |" in text
     assert "| disturbed trials (kept after re-runs) | 1 | 1 |" in text
 
 

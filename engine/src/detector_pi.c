@@ -3,7 +3,20 @@
  * With no other runnable task on its CPU the call returns in about a microsecond; when a
  * competitor shares the CPU, the scheduler runs it and the call takes milliseconds (a
  * scheduling slice). Above --pi-threshold-us the thread asks to be deactivated. */
+#define _GNU_SOURCE /* RUSAGE_THREAD */
+#include <sys/resource.h>
+
 #include "engine.h"
+
+/* The thread's context switches so far, -1 if unknown. A yield that handed the CPU to a
+ * competitor switched; a probe that was slow without a switch was delayed by something
+ * the yield could not hand the CPU to: the hypervisor running another guest on the vCPU
+ * (steal) or interrupt handling. */
+static long thread_switches(void)
+{
+    struct rusage r;
+    return getrusage(RUSAGE_THREAD, &r) ? -1 : r.ru_nvcsw + r.ru_nivcsw;
+}
 
 static void pi_check(air_engine *e, air_thread *t)
 {
@@ -25,10 +38,21 @@ static void pi_check(air_engine *e, air_thread *t)
      * every few hundred microseconds, so acting on a single slow one deactivated threads
      * on an idle machine (all threads active only 57-84% of a run); 3 slow probes in a
      * row did not. */
+    long switches = thread_switches();
     int slow = air_probe_yield_us() > e->opt->pi_threshold_us;
     t->pi_probes++;
     t->pi_slow_probes += slow;
     t->pi_probe_s += air_wall() - now;
+    /* --pi-needs-switch: a slow probe in which the thread kept its CPU found no competitor
+     * in the guest to deactivate for; it neither counts towards a deactivation nor
+     * interrupts a run of slow probes. */
+    if (slow && switches >= 0 && thread_switches() == switches) {
+        t->pi_slow_kept_cpu++;
+        if (e->opt->pi_needs_switch) {
+            t->pi_next_s = now + e->opt->pi_interval_ms * 1e-3;
+            return;
+        }
+    }
     /* --pi-backoff-ms: a fast probe after slow ones means a competitor that comes and
      * goes (an on-off load with a 10 ms period: 3 slow probes in a row do not fit in its
      * on-period, and each slow probe handed it a slice: beside LADM-PI it got ~2.5x the

@@ -236,6 +236,7 @@ void air_engine_write_json(air_engine *e, const air_result *r, FILE *f)
          * how long its yields gave the CPU away */
         air_json_u64(&j, "pi_probes", t->pi_probes);
         air_json_u64(&j, "pi_slow_probes", t->pi_slow_probes);
+        air_json_u64(&j, "pi_slow_kept_cpu", t->pi_slow_kept_cpu);
         air_json_f64(&j, "pi_probe_s", t->pi_probe_s);
         times_array(&j, "deactivation_times_s", t->deact_times, t->deactivations);
         times_array(&j, "reactivation_times_s", t->react_times, t->reactivations);

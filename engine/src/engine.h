@@ -78,6 +78,7 @@ struct air_thread {
     double pi_backoff_ms;         /* PI with --pi-backoff-ms: the grown probe interval, 0: none */
     uint64_t pi_probes;           /* PI: probes taken while active, and how many were slow */
     uint64_t pi_slow_probes;
+    uint64_t pi_slow_kept_cpu;    /* PI: slow probes in which the thread was never switched out */
     double pi_probe_s;            /* PI: wall time inside probes (the CPU its yields handed away) */
     _Atomic uint64_t apte_bits;   /* last period's time per event (double bits), 0: none */
     double apte_hit_s[AIR_APTE_MAX_HITS]; /* wall times of its last inflated periods (a ring) */

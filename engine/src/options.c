@@ -69,6 +69,7 @@ static const optdef table[] = {
     { "pi-threshold-us", "F", PI_THRESHOLD_US_DEFAULT, "pi and rap: a sched_yield() slower than F microseconds means a competitor", K_DOUBLE, O(pi_threshold_us), NULL, 0, BIG, 0 },
     { "pi-interval-ms", "F", "1", "pi: probe at most once per F ms of wall time (0: at every detector check)", K_DOUBLE, O(pi_interval_ms), NULL, 0, 1e6, 0 },
     { "pi-backoff-ms", "F", "64", "pi: after slow probes that did not add up to a deactivation (a competitor that comes and goes, each probe handing it a slice), double the probe interval, up to F ms; back to --pi-interval-ms after a deactivation (0: off, every probe --pi-interval-ms apart)", K_DOUBLE, O(pi_backoff_max_ms), NULL, 0, 1e6, 0 },
+    { "pi-needs-switch", "N", "1", "pi: 1: a slow probe counts only if its yields handed the CPU to another task (the thread was switched out); a probe slowed by the hypervisor (steal) or interrupts is not a competitor to deactivate for. 0: every slow probe counts (the engine before 27 Nov)", K_UINT, O(pi_needs_switch), NULL, 0, 1, 0 },
     { "rq-threshold", "F", "0.3", "rq: deactivate when the share of time spent waiting for a CPU exceeds F for 50 ms (5 windows of 10 ms)", K_DOUBLE, O(rq_threshold), NULL, 0, 1, 0 },
     { "n-batch", "N", "10", "ladm: most iterations per visit to an orphan PE (fewer once it caught up)", K_UINT, O(n_batch), NULL, 1, 1e9, 0 },
     { "seed", "N", "1", "random seed (each LP's stream derives from it)", K_UINT, O(seed), NULL, 0, SEED_MAX, 0 },

@@ -38,6 +38,7 @@ typedef struct air_options {
     double pi_threshold_us;
     double pi_interval_ms;
     double pi_backoff_max_ms;
+    uint64_t pi_needs_switch;
     double rq_threshold;
     uint64_t n_batch;
     uint64_t seed;

@@ -117,6 +117,13 @@ with cpu_competitor():
         assert_same(refs[3000], j, label)
         if check(n >= 10 and s >= 0.5, f"{label}: {N - 1} active in only {s:.0%} of {n} samples"):
             print(f"ok   {label}: {N - 1} of {N} threads active in {s:.0%} of {n} samples")
+        if det == "pi":
+            # --pi-needs-switch (default 1): the deactivation stood on slow probes whose
+            # yields handed the CPU to the competitor (the thread was switched out)
+            slow = sum(th["pi_slow_probes"] for th in j["threads"])
+            kept = sum(th["pi_slow_kept_cpu"] for th in j["threads"])
+            if check(slow - kept >= 3, f"{label}: {slow} slow probes, {kept} of them kept the CPU"):
+                print(f"ok   {label}: {slow - kept} of {slow} slow probes handed the CPU to the competitor")
 
 # --detect-after-ms: no detector judges before it (a new thread often shares its
 # creator's CPU for the first 10-25 ms, which PI and RQ would take for a competitor).

@@ -155,7 +155,7 @@ KEYS = {"config", "mode_adaptive", "wall_s", "start_monotonic_s", "committed_eve
         "rollbacks", "efficiency", "event_rate", "gvt_rounds", "final_gvt", "barrier_handoff", "checksum",
         "threads", "pes", "model"}
 THREAD_KEYS = {"id", "events", "busy_s", "inactive_s", "deactivations", "reactivations", "cpu_moves", "yield_handoffs",
-               "pi_probes", "pi_slow_probes", "pi_probe_s", "deactivation_times_s", "reactivation_times_s", "times_truncated"}
+               "pi_probes", "pi_slow_probes", "pi_slow_kept_cpu", "pi_probe_s", "deactivation_times_s", "reactivation_times_s", "times_truncated"}
 PE_KEYS = {"id", "committed_events", "iterations", "non_primary_iterations"}
 j, _ = run("--mode", "ladm", "--threads", "2", "--pes", "3", "--lps-per-pe", "200",
            "--end-time", "2000", "--remote", "0.3", "--timeline-period-ms", "5", timeline=True)
@@ -170,7 +170,8 @@ if j:
           f"short run: time lists do not match the counts, or marked truncated: {j['threads']}")
     check(j["processed_events"] == j["committed_events"] + j["rolled_back_events"],
           "processed != committed + rolled back")
-    check(all(t["pi_slow_probes"] <= t["pi_probes"] and t["pi_probe_s"] >= 0 for t in j["threads"]),
+    check(all(t["pi_slow_kept_cpu"] <= t["pi_slow_probes"] <= t["pi_probes"] and t["pi_probe_s"] >= 0
+              for t in j["threads"]),
           f"PI probe counts inconsistent: {j['threads']}")
     check(sum(p["committed_events"] for p in j["pes"]) == j["committed_events"],
           "per-PE committed events do not add up")

@@ -65,6 +65,16 @@ def test_every_trial_recorded(smoke_run, plan):
             assert rec["status"] in ("ok", "failed", "unavailable")
 
 
+def test_snakemake_was_stopped_during_every_engine_run(smoke_run, plan):
+    """pause_workflow (on by default): the trial rule passes Snakemake's PID ($PPID of its
+    shell) and the runner stops it while the engine runs (workflows/workflow_pause.py)."""
+    work, _ = smoke_run
+    recs = [json.loads((work / f"results/smoke/trials/{exp}/{t['id']}.json").read_text())
+            for exp, (_, trials) in plan.items() for t in trials]
+    ok = [r for r in recs if r["status"] == "ok"]
+    assert ok and all(r["noise"]["workflow_paused"] is True for r in ok), [r["noise"] for r in ok]
+
+
 def test_trials_never_overlap(smoke_run):
     """One trial at a time, although --cores 2 lets Snakemake run two jobs at once."""
     work, _ = smoke_run

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from airbase.atomic import write_json
 from airbase.paths import AIRPDES
-from workflows import machine_speed, placement
+from workflows import machine_speed, placement, workflow_pause
 from workflows.noise import DEFAULT_THRESHOLD, machine_busy_s, settle_workflow, workflow_cpu_since, workflow_snapshot
 
 # Engine options that change how the work is done, not which events are committed. Every
@@ -130,22 +130,33 @@ def _pilot(work, end_time, timeout, near=None):
     with tempfile.TemporaryDirectory(prefix="airlab-pilot-") as d:
         out = Path(d) / "pilot.json"
         settle_workflow()
-        started_far = False
-        if near is not None:  # a wait that ran out while still far starts the pilot far
-            started_far = placement.wait_until_near(near[0], max_wait_s=near[1])[1]["far"]
-        busy0, kids0, flow0, t0 = machine_busy_s(), _children_cpu_s(), workflow_snapshot(), time.monotonic()
-        r = subprocess.run([*argv, "--end-time", f"{end_time:g}", "--quiet", "--json", str(out)],
-                           capture_output=True, text=True, timeout=timeout)
-        # Other work during the pilot: FM slows far beyond its share next to a competitor,
-        # so a disturbed pilot would give a much too short end time.
-        foreign = (machine_busy_s() - busy0) - (_children_cpu_s() - kids0) - workflow_cpu_since(flow0)
-        disturbed = foreign > DEFAULT_THRESHOLD * (time.monotonic() - t0) + 0.02
-        far = started_far
-        if near is not None:  # the CPUs moved apart during the pilot: as slow as a disturbed one
-            far = near[0].far(machine_speed.probe()) or started_far
-        if r.returncode != 0 or not out.exists():
-            raise CalibrationError(f"pilot run failed (exit {r.returncode}): {r.stderr.strip()[-300:]}")
-        d = json.loads(out.read_text())
+        pause = workflow_pause.Pause()  # the workflow stopped during the pilot, as in a trial
+        pause.start()
+        try:
+            wall, events, disturbed, far = _timed_pilot(argv, end_time, timeout, near, out)
+        finally:
+            pause.end()
+    return wall, events, disturbed, far
+
+
+def _timed_pilot(argv, end_time, timeout, near, out):
+    """One pilot run into `out`, with the machine's other work and placement around it."""
+    started_far = False
+    if near is not None:  # a wait that ran out while still far starts the pilot far
+        started_far = placement.wait_until_near(near[0], max_wait_s=near[1])[1]["far"]
+    busy0, kids0, flow0, t0 = machine_busy_s(), _children_cpu_s(), workflow_snapshot(), time.monotonic()
+    r = subprocess.run([*argv, "--end-time", f"{end_time:g}", "--quiet", "--json", str(out)],
+                       capture_output=True, text=True, timeout=timeout)
+    # Other work during the pilot: FM slows far beyond its share next to a competitor,
+    # so a disturbed pilot would give a much too short end time.
+    foreign = (machine_busy_s() - busy0) - (_children_cpu_s() - kids0) - workflow_cpu_since(flow0)
+    disturbed = foreign > DEFAULT_THRESHOLD * (time.monotonic() - t0) + 0.02
+    far = started_far
+    if near is not None:  # the CPUs moved apart during the pilot: as slow as a disturbed one
+        far = near[0].far(machine_speed.probe()) or started_far
+    if r.returncode != 0 or not out.exists():
+        raise CalibrationError(f"pilot run failed (exit {r.returncode}): {r.stderr.strip()[-300:]}")
+    d = json.loads(out.read_text())
     return d["wall_s"], d["committed_events"], disturbed or far, far
 
 

@@ -26,7 +26,7 @@ from airbase.atomic import write_json
 from airbase.paths import AIRPDES, SCHEMAS
 from loads.launcher import LoadSet, load_problems
 from loads.profiles import ProfileError, resolve_profile
-from workflows import calibration as calib, machine, machine_speed, noise, perf, placement
+from workflows import calibration as calib, machine, machine_speed, noise, perf, placement, workflow_pause
 from workflows.setups import SetupError, leftovers, open_setup
 
 SCHEMA_ID = "airlab.trial/1"
@@ -365,6 +365,7 @@ def _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold, lev
     loads' records on the engine's clock and the noise of the run. With a near level
     (workflows/placement.py) the run waits for the host to run the CPUs near each other."""
     engine = None
+    pause = workflow_pause.Pause()
     try:
         with tempfile.TemporaryDirectory(prefix=f"{leftovers.WORKDIR_PREFIX}{os.getpid()}-") as wd:
             wd = Path(wd)
@@ -380,6 +381,7 @@ def _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold, lev
                     tag = f"{trial_id}.{os.getpid()}.{time.monotonic_ns()}"
                     with open(wd / "engine.stderr", "wb") as err:
                         settle_s = noise.settle_workflow()  # Snakemake done with the job before
+                        pause.start()  # and then stopped until the engine has been reaped
                         # Before the loads: the bare machine, just before the run.
                         if level is not None:
                             speed_before, wait = placement.wait_until_near(level, max_wait_s=wait_max_s)
@@ -416,6 +418,7 @@ def _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold, lev
                         window.close()
                     finally:
                         timer.cancel()
+                        pause.end()
                     if timed_out.is_set():
                         raise TrialTimeout(f"the engine did not finish within --timeout {timeout:g} s")
                     tree_s = usage.ru_utime + usage.ru_stime
@@ -432,6 +435,7 @@ def _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold, lev
                                         threshold=noise_threshold, wrapper_s=tree_s if gang else 0.0,
                                         stopped_loads_s=sum(ld.cpu_s or 0.0 for ld in stopped))
                     nz["workflow_settle_s"] = settle_s
+                    nz["workflow_paused"] = pause.paused
                     records = loads.stop()
                     speed = {"before": speed_before, "after": machine_speed.probe()}
                     if wait:
@@ -448,6 +452,7 @@ def _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold, lev
             raise TrialUnavailable(str(e)) from None
         raise TrialError(str(e)) from None
     finally:
+        pause.end()
         _kill_group(engine)
     return {"engine": engine_result, "records": records, "timeline": timeline, "perf": counters,
             "setup": setup_record, "argv": argv, "bare": bare, "noise": nz, "machine_speed": speed,

@@ -74,6 +74,12 @@ def register(sub):
     p.add_argument("--wait-near-max", type=float, default=15.0, metavar="S",
                    help="with --wait-near, wait at most S seconds for near, then run anyway (the "
                         "record says so) [15]")
+    p.add_argument("--pause-workflow", type=int, default=None, metavar="PID",
+                   help="stop the workflow process PID (an ancestor of this runner: the workflow "
+                        "passes Snakemake's own) from just before the machine probe and the engine "
+                        "start until the engine has ended, and around each calibration pilot, so its "
+                        "job scheduling takes no CPU from the run; a guard continues it if the "
+                        "runner dies")
     p.add_argument("--noise-threshold", type=float, default=0.05, metavar="SHARE",
                    help="a trial is disturbed when other work used more than SHARE of one core "
                         "during the engine's run [0.05]")
@@ -97,6 +103,8 @@ def trial_cmd(args):
         raise UsageError("--wait-near-max must be >= 0")
     if args.target_s is not None and args.target_s <= 0:
         raise UsageError("--target-s must be > 0")
+    from workflows import workflow_pause
+    workflow_pause.configure(args.pause_workflow)  # an error unless PID is above this runner
     load_count = None
     if args.load_count is not None:
         from loads.profiles import derived_name, parse_load_count

@@ -92,8 +92,12 @@ rule trial:
             "--reruns", str(config.get("disturbed_reruns", 2)),
             *(["--wait-near"] if config.get("wait_near", True) else []),
             "--noise-threshold", str(config.get("disturbed_threshold", 0.05)),
-            "--label", f"experiment={wc.exp}", "--label", f"scale={wc.scale}",
-            "--", *trial_of(wc)["argv"]]),
+            "--label", f"experiment={wc.exp}", "--label", f"scale={wc.scale}"]),
+        # Snakemake stopped while the engine runs (workflows/workflow_pause.py): the shell's
+        # $PPID is Snakemake's own process (a PID in the params would change every
+        # invocation, and changed params rerun a job)
+        pause="--pause-workflow $PPID" if config.get("pause_workflow", True) else "",
+        engine=lambda wc: shlex.join(trial_of(wc)["argv"]),
         fallback=lambda wc, output: shlex.join([
             PY, "-m", "workflows.failed_trial", "--out", output[0], "--log", f"results/{wc.scale}/logs/{wc.exp}/{wc.tid}.log",
             "--profile", profile_label(trial_of(wc)), "--setup", trial_of(wc)["setup"],  # as recorded: cpu-1-x4
@@ -103,7 +107,7 @@ rule trial:
     # failed record anyway: the experiment's analysis goes on and the report names the reason.
     # An interrupt (runner exit 130) records nothing: the job fails and is rerun next time.
     shell:
-        "{params.cmd} > {log} 2>&1 || AIRLAB_RUNNER_STATUS=$? {params.fallback} 2>> {log}"
+        "{params.cmd} {params.pause} -- {params.engine} > {log} 2>&1 || AIRLAB_RUNNER_STATUS=$? {params.fallback} 2>> {log}"
 
 
 rule load_solo:

@@ -94,7 +94,7 @@ def others_cpu_s(before, after, ours):
     return total
 
 
-def _ancestors(pid):
+def ancestors(pid):
     """The processes above pid up to (not including) init: the workflow that started the
     runner (Snakemake, make, the shells between them)."""
     out = []
@@ -117,8 +117,8 @@ def _own_cpu_s(pids):
 
 
 def workflow_snapshot():
-    """CPU seconds so far of the workflow above this process (see _ancestors)."""
-    return _own_cpu_s(_ancestors(os.getpid()))
+    """CPU seconds so far of the workflow above this process (see ancestors)."""
+    return _own_cpu_s(ancestors(os.getpid()))
 
 
 def workflow_cpu_since(snapshot):
@@ -133,7 +133,7 @@ def settle_workflow(max_wait_s=5.0, quiet_s=0.2, poll_s=0.05):
     once shares its first tenths of a second with that work, on a machine with as many
     cores as engine threads."""
     t0 = time.monotonic()
-    pids = _ancestors(os.getpid())
+    pids = ancestors(os.getpid())
     last, quiet_since = _own_cpu_s(pids), t0
     while True:
         now = time.monotonic()
@@ -158,7 +158,7 @@ class Window:
         self.helpers0 = _cpu_by_pid(proctags.find(self.key, self.runner_pid))
         # The workflow above the runner (Snakemake, make; kept quiet by settle_workflow) is the
         # lab's own machinery: the instrument's, not foreign.
-        self.workflow0 = _own_cpu_s(_ancestors(int(self.runner_pid)))
+        self.workflow0 = _own_cpu_s(ancestors(int(self.runner_pid)))
         self.self0 = _self_cpu_s()
         self.busy0, self.steal0 = _busy_and_steal_s()
         self.t0 = time.monotonic()

@@ -27,27 +27,16 @@ import signal
 import subprocess
 
 from airbase.errors import UsageError
+from workflows.noise import ancestors
 
 _pid = None  # the workflow process to pause, set by configure(); None: pause nothing
-
-
-def _ancestors(pid):
-    out = []
-    while pid > 1:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                pid = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            break
-        out.append(pid)
-    return out
 
 
 def configure(pid):
     """Pause `pid` during each engine run from now on (None: none). It must be an ancestor of
     this process: the runner stops only the workflow that started it."""
     global _pid
-    if pid is not None and pid not in _ancestors(os.getpid()):
+    if pid is not None and pid not in ancestors(os.getpid()):
         raise UsageError(f"--pause-workflow {pid}: not a process above this runner "
                          "(give the PID of the Snakemake process that runs the trial)")
     _pid = pid
@@ -63,7 +52,7 @@ class Pause:
     def start(self):
         if self.pid is None or self._guard is not None:
             return
-        if self.pid not in _ancestors(os.getpid()):  # it ended, and the PID may be another's now
+        if self.pid not in ancestors(os.getpid()):  # it ended, and the PID may be another's now
             return
         self._guard = subprocess.Popen(["sh", "-c", f"read _; kill -CONT {self.pid}"], stdin=subprocess.PIPE,
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

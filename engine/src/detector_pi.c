@@ -18,6 +18,13 @@ static long thread_switches(void)
     return getrusage(RUSAGE_THREAD, &r) ? -1 : r.ru_nvcsw + r.ru_nivcsw;
 }
 
+/* Seconds to the thread's next probe: --pi-interval-ms, or the grown back-off if longer. */
+static double pi_interval_s(const air_engine *e, const air_thread *t)
+{
+    double ms = t->pi_backoff_ms > e->opt->pi_interval_ms ? t->pi_backoff_ms : e->opt->pi_interval_ms;
+    return ms * 1e-3;
+}
+
 static void pi_check(air_engine *e, air_thread *t)
 {
     /* The last active thread cannot be deactivated, and under competitors every probe
@@ -45,11 +52,12 @@ static void pi_check(air_engine *e, air_thread *t)
     t->pi_probe_s += air_wall() - now;
     /* --pi-needs-switch: a slow probe in which the thread kept its CPU found no competitor
      * in the guest to deactivate for; it neither counts towards a deactivation nor
-     * interrupts a run of slow probes. */
+     * interrupts a run of slow probes, nor changes the back-off: the next probe comes at
+     * the interval in force. */
     if (slow && switches >= 0 && thread_switches() == switches) {
         t->pi_slow_kept_cpu++;
         if (e->opt->pi_needs_switch) {
-            t->pi_next_s = now + e->opt->pi_interval_ms * 1e-3;
+            t->pi_next_s = now + pi_interval_s(e, t);
             return;
         }
     }
@@ -62,8 +70,7 @@ static void pi_check(air_engine *e, air_thread *t)
         double grown = t->pi_backoff_ms > 0 ? 2 * t->pi_backoff_ms : 2 * e->opt->pi_interval_ms;
         t->pi_backoff_ms = grown > max_ms ? max_ms : (grown < 2 ? 2 : grown); /* 2: from --pi-interval-ms 0 */
     }
-    double interval_ms = t->pi_backoff_ms > e->opt->pi_interval_ms ? t->pi_backoff_ms : e->opt->pi_interval_ms;
-    t->pi_next_s = now + interval_ms * 1e-3;
+    t->pi_next_s = now + pi_interval_s(e, t);
     air_detect_confirm(t, slow, 3);
     if (atomic_load(&t->want_deactivate)) t->pi_backoff_ms = 0;
 }

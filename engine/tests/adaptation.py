@@ -237,6 +237,28 @@ with on_off_competitor(0.01, 0.01):
             print(f"ok   {label}: probes took {on_s:.2f} s ({on_slow} slow) with --pi-backoff-ms 64, "
                   f"{off_s:.2f} s ({off_slow} slow) without")
 
+# --pi-needs-switch: with --pi-threshold-us 0 every probe is slow, and on an idle CPU its
+# yields keep the CPU (no switch: ~99% of probes by hand). With 0 such probes count and a
+# thread deactivates after 3 of them; with 1 (the default) they are ignored, so each
+# deactivation must stand on 3 slow probes of its own thread that did switch (an invariant:
+# a busy machine only adds switched probes). By hand: 0 deactivations of ~500 probes each.
+for needs in (0, 1):
+    j, _ = run(*MODEL, "--end-time", 3000, "--mode", "ladm", "--threads", N, "--detector", "pi",
+               "--reactivation", "rap", "--pi-threshold-us", 0, "--pi-needs-switch", needs)
+    if not j:
+        continue
+    label = f"ladm pi --pi-threshold-us 0 --pi-needs-switch {needs}, no competitor"
+    assert_same(refs[3000], j, label)
+    per = [(th["pi_slow_probes"], th["pi_slow_kept_cpu"], th["deactivations"]) for th in j["threads"]]
+    if needs == 0:
+        ok = check(sum(d for _, _, d in per) >= 1, f"{label}: no deactivation, probes {per}")
+    else:
+        ok = check(all(3 * d <= slow - kept for slow, kept, d in per),
+                   f"{label}: a deactivation without 3 switched slow probes (slow, kept, deactivations "
+                   f"per thread: {per})")
+    if ok:
+        print(f"ok   {label}: (slow probes, kept the CPU, deactivations) per thread {per}")
+
 for mode, det in CASES:
     j, samples = run_sampled(*MODEL, "--end-time", 3000, "--mode", mode, "--threads", N,
                              "--detector", det, "--reactivation", "rap")

@@ -59,6 +59,20 @@ def test_far_share_counts_spinning_waits_at_far_speed():
     assert placement.far_share(None) is None and placement.far_share({"bucket_ns": 16, "counts": []}) is None
     # with a near level the threshold is 3.5x it: 40 ns -> 140 ns
     assert placement.far_share(_handoff(n144=100), near_ns=40) == 1.0 and placement.far_share(_handoff(n128=100), 40) == 0.0
+    # with a near hand-off level too, at most 2x it: the b6bf153 pair's near ping-pong of 118 ns
+    # put 3.5x at 413 ns, above its far runs' hand-offs (288-304 ns; near ones 128 ns)
+    far_run, near_run = _handoff(n288=600, n304=400), _handoff(n128=900, n144=100)
+    assert placement.far_share(far_run, near_ns=118) == 0.0
+    assert placement.far_share(far_run, 118, near_handoff_ns=136) == 1.0
+    assert placement.far_share(near_run, 118, near_handoff_ns=136) == 0.0
+    # the lower of the two thresholds counts: a high hand-off level never hides a far run
+    assert placement.far_share(_handoff(n144=100), 40, near_handoff_ns=500) == 1.0
+
+
+def test_the_median_hand_off_is_the_middle_of_its_bucket():
+    assert placement.median_handoff_ns(_handoff(n128=900, n288=100)) == 136
+    assert placement.median_handoff_ns(_handoff(n128=400, n288=600)) == 296
+    assert placement.median_handoff_ns(_handoff(n96=99, n2000=5000)) is None  # too few spinning
 
 
 def test_a_run_is_far_by_its_waits_else_by_the_probe_after_it():
@@ -84,6 +98,22 @@ def test_the_level_is_the_lowest_seen_on_this_boot(tmp_path):
     assert placement.NearLevel(path).get() is None  # another boot may be another host
     path.write_text("{half a fi")
     assert placement.NearLevel(path).get() is None
+
+
+def test_the_hand_off_level_is_the_lowest_median_seen_on_this_boot(tmp_path):
+    path = tmp_path / placement.LEVEL_FILE
+    level = placement.NearLevel(path)
+    assert level.note_handoff(None) is None
+    assert level.note_handoff(_handoff(n288=500)) == 296  # the first run, far or not
+    assert level.note({"pingpong_ns": 118}) == 118  # the ping-pong level keeps the hand-off one
+    assert level.note_handoff(_handoff(n128=500)) == 136
+    assert level.note_handoff(_handoff(n96=50, n2000=900)) == 136  # too few spinning waits
+    assert level.note({"pingpong_ns": 100}) == 100  # a lower ping-pong rewrites the file...
+    assert placement.NearLevel(path).note_handoff(_handoff(n288=500)) == 136  # ...keeping this
+    assert placement.NearLevel(path).get() == 100
+    d = json.loads(path.read_text())
+    path.write_text(json.dumps({**d, "boot_id": "another boot"}))
+    assert placement.NearLevel(path).note_handoff(_handoff(n288=500)) == 296  # another boot
 
 
 def test_a_level_that_cannot_be_kept_still_holds_for_this_runner(tmp_path):
@@ -174,7 +204,9 @@ def test_a_trial_waits_for_near_and_records_it(tmp_path, two_cpus):
     level = placement.NearLevel(cal / placement.LEVEL_FILE).get()
     # measured during the run: a 2-thread run of hundreds of rounds has enough spinning waits
     assert 0.0 <= ms["far_share"] <= 1.0 and d["noise"]["attempts"][-1]["far_share"] == ms["far_share"]
-    assert ms["far_share"] == placement.far_share(d["engine"]["barrier_handoff"], level)
+    handoff_level = json.loads((cal / placement.LEVEL_FILE).read_text())["handoff_ns"]
+    assert ms["near_handoff_ns"] == handoff_level <= placement.median_handoff_ns(d["engine"]["barrier_handoff"])
+    assert ms["far_share"] == placement.far_share(d["engine"]["barrier_handoff"], level, handoff_level)
     assert level is not None and level <= ms["before"]["pingpong_ns"] and level <= ms["after"]["pingpong_ns"]
 
 

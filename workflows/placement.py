@@ -56,10 +56,17 @@ def is_far(probe, near_ns, ratio=FAR_RATIO):
 # other (ping-pong level ~50 ns), 240-300 ns when far (60 s of 1 s no-load runs at 6dc1221,
 # each run's p10-p90 on one side; a run that changed placement midway split between them).
 # The threshold sits between the two in ratio: 3.5x the near ping-pong level where one is
-# known, else 176 ns. The last bucket (>= 1024 ns) is a waiter that yielded, slept or was
-# switched out, which says nothing about placement.
+# known, else 176 ns; and, where the run's workflow has seen a near hand-off level (the
+# lowest median hand-off of its runs), at most 2x that. The ping-pong level alone missed
+# far runs when the host's nearest placement was farther than usual: in the b6bf153 pair
+# near ping-pong was 118 ns (threshold 413 ns) while hand-offs kept their bands (128 ns
+# near, 288-304 ns far; docs/reference-runs.md); replayed over six runs' kept no-load runs,
+# 2x the hand-off level marked 93 of the 96 that lasted >= 1.3x their configuration's
+# median, the ping-pong rule alone 51. The last bucket (>= 1024 ns) is a waiter that
+# yielded, slept or was switched out, which says nothing about placement.
 FAR_HANDOFF_PER_NEAR = 3.5
 FAR_HANDOFF_NS = 176
+FAR_HANDOFF_PER_NEAR_HANDOFF = 2.0
 MIN_SPINNING_WAITS = 100  # fewer say nothing (a run of a few rounds, one thread, seq)
 # A no-load run with at least this share of far waits is run again (--wait-near): far, a
 # no-load run takes up to 1.5x as long, so a quarter of it far moves it by ~10%.
@@ -72,17 +79,37 @@ def ran_far(far_share_, far_after):
     return far_share_ >= FAR_RERUN_SHARE if far_share_ is not None else bool(far_after)
 
 
-def far_share(handoff, near_ns=None):
-    """The share of a run's spinning barrier waits that saw the release at far-placed speed
-    (the engine JSON's barrier_handoff; near_ns: the NearLevel's ping-pong, if known), or
-    None when the run has too few of them."""
+def _spinning(handoff):
+    """A run's spinning barrier waits per bucket, or None when it has too few of them."""
     if not isinstance(handoff, dict) or not handoff.get("counts") or not handoff.get("bucket_ns"):
         return None
     spinning = handoff["counts"][:-1]
-    n = sum(spinning)
-    if n < MIN_SPINNING_WAITS:
+    return spinning if sum(spinning) >= MIN_SPINNING_WAITS else None
+
+
+def median_handoff_ns(handoff):
+    """The middle of the bucket holding a run's median spinning hand-off, or None."""
+    spinning = _spinning(handoff)
+    if spinning is None:
         return None
+    n, seen = sum(spinning), 0
+    for i, count in enumerate(spinning):
+        seen += count
+        if 2 * seen >= n:
+            return (i + 0.5) * handoff["bucket_ns"]
+
+
+def far_share(handoff, near_ns=None, near_handoff_ns=None):
+    """The share of a run's spinning barrier waits that saw the release at far-placed speed
+    (the engine JSON's barrier_handoff; near_ns: the NearLevel's ping-pong, near_handoff_ns:
+    its hand-off level, if known), or None when the run has too few of them."""
+    spinning = _spinning(handoff)
+    if spinning is None:
+        return None
+    n = sum(spinning)
     threshold = FAR_HANDOFF_PER_NEAR * near_ns if near_ns else FAR_HANDOFF_NS
+    if near_handoff_ns:
+        threshold = min(threshold, FAR_HANDOFF_PER_NEAR_HANDOFF * near_handoff_ns)
     first_far = math.ceil(threshold / handoff["bucket_ns"])  # the first bucket that starts at or above it
     return round(sum(spinning[first_far:]) / n, 4)
 
@@ -109,6 +136,15 @@ class NearLevel:
         self.path = Path(path)
         self.boot = _boot_id()
         self.seen = None
+        self.seen_handoff = None
+
+    def _same_boot(self):
+        """The level file's contents if written since this boot, else {}."""
+        try:
+            d = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            return {}
+        return d if isinstance(d, dict) and d.get("boot_id") == self.boot else {}
 
     def get(self):
         try:
@@ -127,10 +163,27 @@ class NearLevel:
         if seen and (level is None or min(seen) < level):
             level = self.seen = min(seen)
             try:
-                write_json(self.path, {"pingpong_ns": level, "boot_id": self.boot,
+                write_json(self.path, {**self._same_boot(), "pingpong_ns": level, "boot_id": self.boot,
                                        "host": os.uname().nodename, "updated_unix": time.time()})
             except OSError:
                 pass  # an unwritable folder costs the next trials the level, not this one its run
+        return level
+
+    def note_handoff(self, handoff):
+        """Lower the near hand-off level (the lowest median spinning hand-off of any run
+        since boot, kept beside the ping-pong level) to this run's; returns the level."""
+        d = self._same_boot()
+        level = d.get("handoff_ns")
+        level = level if isinstance(level, (int, float)) and level > 0 else None
+        if self.seen_handoff is not None and (level is None or self.seen_handoff < level):
+            level = self.seen_handoff
+        mine = median_handoff_ns(handoff)
+        if mine and (level is None or mine < level):
+            level = self.seen_handoff = mine
+            try:
+                write_json(self.path, {**d, "handoff_ns": level, "boot_id": self.boot, "updated_unix": time.time()})
+            except OSError:
+                pass
         return level
 
     def far(self, probe):

@@ -288,8 +288,11 @@ def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_una
         ms = m["machine_speed"]
         near_ns = level.note(ms["after"]) if level is not None else None
         # measured during the run, whatever the probes before and after said
-        ms["far_share"] = attempt["far_share"] = placement.far_share(m["engine"].get("barrier_handoff"), near_ns)
+        handoff = m["engine"].get("barrier_handoff")
+        near_handoff_ns = level.note_handoff(handoff) if level is not None else None
+        ms["far_share"] = attempt["far_share"] = placement.far_share(handoff, near_ns, near_handoff_ns)
         if level is not None:
+            ms["near_handoff_ns"] = near_handoff_ns
             ms["far_after"] = attempt["far_after"] = placement.is_far(ms["after"], near_ns)
             attempt["ran_far"] = placement.ran_far(ms["far_share"], ms["far_after"])
             if ms["wait"]["far"]:

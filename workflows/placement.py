@@ -60,10 +60,11 @@ def is_far(probe, near_ns, ratio=FAR_RATIO):
 # lowest median hand-off of its runs), at most 2x that. The ping-pong level alone missed
 # far runs when the host's nearest placement was farther than usual: in the b6bf153 pair
 # near ping-pong was 118 ns (threshold 413 ns) while hand-offs kept their bands (128 ns
-# near, 288-304 ns far; docs/reference-runs.md); replayed over six runs' kept no-load runs,
-# 2x the hand-off level marked 93 of the 96 that lasted >= 1.3x their configuration's
-# median, the ping-pong rule alone 51. The last bucket (>= 1024 ns) is a waiter that
-# yielded, slept or was switched out, which says nothing about placement.
+# near, 288-304 ns far; docs/reference-runs.md). Replayed over the kept no-load runs of six
+# runs (18c78ef, b2adddc, b6bf153 pairs), the two thresholds together mark 104 of the 108
+# that lasted >= 1.3x their configuration's median, the ping-pong one alone 72, at the cost
+# of 42 more marked runs in all (~7 re-runs a run). The last bucket (>= 1024 ns) is a
+# waiter that yielded, slept or was switched out, which says nothing about placement.
 FAR_HANDOFF_PER_NEAR = 3.5
 FAR_HANDOFF_NS = 176
 FAR_HANDOFF_PER_NEAR_HANDOFF = 2.0

@@ -131,13 +131,13 @@ def _boot_id():
 
 class NearLevel:
     """The lowest ping-pong seen on this machine since it booted (a reboot may land a VM on
-    another host), kept in `path` so every trial of a workflow shares it."""
+    another host), and beside it the lowest median barrier hand-off of any run, kept in
+    `path` so every trial of a workflow shares them."""
 
     def __init__(self, path):
         self.path = Path(path)
         self.boot = _boot_id()
-        self.seen = None
-        self.seen_handoff = None
+        self.held = {}  # levels this runner could not keep in its file
 
     def _same_boot(self):
         """The level file's contents if written since this boot, else {}."""
@@ -147,45 +147,39 @@ class NearLevel:
             return {}
         return d if isinstance(d, dict) and d.get("boot_id") == self.boot else {}
 
-    def get(self):
-        try:
-            d = json.loads(self.path.read_text())
-        except (OSError, ValueError):
-            return None
-        ns = d.get("pingpong_ns") if isinstance(d, dict) else None
-        return ns if d.get("boot_id") == self.boot and isinstance(ns, (int, float)) and ns > 0 else None
+    def _stored(self, d, key):
+        ns = d.get(key)
+        return ns if isinstance(ns, (int, float)) and ns > 0 else None
 
-    def note(self, *probes):
-        """Lower the level to the lowest of these probes' ping-pongs; returns the level."""
-        level = self.get()
-        seen = [x for x in map(pingpong_ns, probes) if x]
-        if self.seen is not None and (level is None or self.seen < level):
-            level = self.seen  # a level this runner could not keep in its file
-        if seen and (level is None or min(seen) < level):
-            level = self.seen = min(seen)
+    def get(self):
+        return self._stored(self._same_boot(), "pingpong_ns")
+
+    def _lower(self, key, found):
+        """Lower the level under `key` to the lowest of `found` (numbers; falsy ones are
+        skipped) and keep it in the file; returns the level."""
+        d = self._same_boot()
+        level = self._stored(d, key)
+        held = self.held.get(key)
+        if held is not None and (level is None or held < level):
+            level = held
+        found = [x for x in found if x]
+        if found and (level is None or min(found) < level):
+            level = self.held[key] = min(found)
             try:
-                write_json(self.path, {**self._same_boot(), "pingpong_ns": level, "boot_id": self.boot,
+                write_json(self.path, {**d, key: level, "boot_id": self.boot,
                                        "host": os.uname().nodename, "updated_unix": time.time()})
             except OSError:
                 pass  # an unwritable folder costs the next trials the level, not this one its run
         return level
 
+    def note(self, *probes):
+        """Lower the ping-pong level to the lowest of these probes'; returns the level."""
+        return self._lower("pingpong_ns", map(pingpong_ns, probes))
+
     def note_handoff(self, handoff):
-        """Lower the near hand-off level (the lowest median spinning hand-off of any run
-        since boot, kept beside the ping-pong level) to this run's; returns the level."""
-        d = self._same_boot()
-        level = d.get("handoff_ns")
-        level = level if isinstance(level, (int, float)) and level > 0 else None
-        if self.seen_handoff is not None and (level is None or self.seen_handoff < level):
-            level = self.seen_handoff
-        mine = median_handoff_ns(handoff)
-        if mine and (level is None or mine < level):
-            level = self.seen_handoff = mine
-            try:
-                write_json(self.path, {**d, "handoff_ns": level, "boot_id": self.boot, "updated_unix": time.time()})
-            except OSError:
-                pass
-        return level
+        """Lower the near hand-off level to this run's median spinning hand-off (engine JSON's
+        barrier_handoff); returns the level."""
+        return self._lower("handoff_ns", [median_handoff_ns(handoff)])
 
     def far(self, probe):
         """Note this probe in the level, then whether it is far from it."""

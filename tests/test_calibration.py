@@ -121,6 +121,20 @@ def test_pilots_that_ended_far_do_not_set_the_rate(monkeypatch):
     assert p["sim_time_per_s"] == pytest.approx(300.0) and rec["end_time"] == 750.0
 
 
+def test_a_pilot_is_judged_far_by_its_barrier_hand_offs(tmp_path):
+    """A real pilot run with a level file whose near hand-off level is 8 ns: every spinning
+    hand-off is then far, so the pilot counts far (and disturbed) although the probes around
+    it are near (a fresh ping-pong level is the probe's own value, never 3x away from it)."""
+    from workflows import calibration, placement
+    level = placement.NearLevel(tmp_path / placement.LEVEL_FILE)
+    level.note_handoff({"bucket_ns": 16, "counts": [1000] + [0] * 64})  # median 8 ns: far from 16 ns
+    work = work_of(parse_options(["--mode", "fm", *CONFIG]))
+    wall, events, disturbed, far = calibration._pilot(work, 300.0, 60, near=(level, 0))
+    assert wall > 0 and events > 0 and far and disturbed
+    no_level = calibration._pilot(work, 300.0, 60)  # no near waiting asked: never far
+    assert not no_level[3]
+
+
 def test_every_mode_and_load_of_a_configuration_simulates_the_same_events(tmp_path):
     cal = tmp_path / "calibration"
     cases = [("none", [], ["--mode", "fm"]),

@@ -157,7 +157,21 @@ def _timed_pilot(argv, end_time, timeout, near, out):
     if r.returncode != 0 or not out.exists():
         raise CalibrationError(f"pilot run failed (exit {r.returncode}): {r.stderr.strip()[-300:]}")
     d = json.loads(out.read_text())
+    if near is not None:
+        far = _ran_far(near[0], d.get("barrier_handoff"), far)
     return d["wall_s"], d["committed_events"], disturbed or far, far
+
+
+def _ran_far(level, handoff, probes_far):
+    """Whether a pilot ran far, judged as a trial's run is (workflows/trial.py): by its
+    barrier hand-offs where it has enough, else by the probes around it. A probe is one
+    moment: kept far trials had near probes after them (the b6bf153 pair), and a pilot that
+    ran slow shortens every trial of its configuration (the bad5e86 pair's run A calibrated
+    one at ~1.5x the normal run time with near probes; its trials ran 1.78-3.3 s against a
+    2.7 s target; that pilot's hand-offs were not kept, so far placement is the likely cause,
+    not a proven one)."""
+    near_handoff_ns = level.note_handoff(handoff)
+    return placement.ran_far(placement.far_share(handoff, level.get(), near_handoff_ns), probes_far)
 
 
 def _children_cpu_s():

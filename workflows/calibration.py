@@ -151,20 +151,19 @@ def _timed_pilot(argv, end_time, timeout, near, out):
     # so a disturbed pilot would give a much too short end time.
     foreign = (machine_busy_s() - busy0) - (_children_cpu_s() - kids0) - workflow_cpu_since(flow0)
     disturbed = foreign > DEFAULT_THRESHOLD * (time.monotonic() - t0) + 0.02
-    far = started_far
-    if near is not None:  # the CPUs moved apart during the pilot: as slow as a disturbed one
-        far = near[0].far(machine_speed.probe()) or started_far
+    far_after = near is not None and near[0].far(machine_speed.probe())
     if r.returncode != 0 or not out.exists():
         raise CalibrationError(f"pilot run failed (exit {r.returncode}): {r.stderr.strip()[-300:]}")
     d = json.loads(out.read_text())
-    if near is not None:
-        far = _ran_far(near[0], d.get("barrier_handoff"), far)
+    # The CPUs apart during the pilot make it as slow as a disturbed one. A pilot is short and
+    # cheap to repeat, so a start the wait left far counts too, whatever its hand-offs say.
+    far = started_far or (near is not None and _ran_far(near[0], d.get("barrier_handoff"), far_after))
     return d["wall_s"], d["committed_events"], disturbed or far, far
 
 
 def _ran_far(level, handoff, probes_far):
     """Whether a pilot ran far, judged as a trial's run is (workflows/trial.py): by its
-    barrier hand-offs where it has enough, else by the probes around it. A probe is one
+    barrier hand-offs where it has enough, else by the probe after it. A probe is one
     moment: kept far trials had near probes after them (the b6bf153 pair), and a pilot that
     ran slow shortens every trial of its configuration (the bad5e86 pair's run A calibrated
     one at ~1.5x the normal run time with near probes; its trials ran 1.78-3.3 s against a

@@ -151,26 +151,18 @@ def _timed_pilot(argv, end_time, timeout, near, out):
     # so a disturbed pilot would give a much too short end time.
     foreign = (machine_busy_s() - busy0) - (_children_cpu_s() - kids0) - workflow_cpu_since(flow0)
     disturbed = foreign > DEFAULT_THRESHOLD * (time.monotonic() - t0) + 0.02
-    far_after = near is not None and near[0].far(machine_speed.probe())
+    probe_after = machine_speed.probe() if near is not None else None
     if r.returncode != 0 or not out.exists():
         raise CalibrationError(f"pilot run failed (exit {r.returncode}): {r.stderr.strip()[-300:]}")
     d = json.loads(out.read_text())
-    # The CPUs apart during the pilot make it as slow as a disturbed one. A pilot is short and
-    # cheap to repeat, so a start the wait left far counts too, whatever its hand-offs say.
-    far = started_far or (near is not None and _ran_far(near[0], d.get("barrier_handoff"), far_after))
+    # The CPUs apart during the pilot make it as slow as a disturbed one. Judged as a trial's
+    # run is, by its barrier hand-offs: a probe is one moment (kept far trials had near probes
+    # after them in the b6bf153 pair; the bad5e86 pair's run A calibrated one configuration at
+    # ~1.5x the normal run time with near probes, and its trials ran 1.78-3.3 s against a
+    # 2.7 s target). A pilot is short and cheap to repeat, so a start the wait left far
+    # counts too, whatever its hand-offs say.
+    far = started_far or (near is not None and near[0].judge(d.get("barrier_handoff"), probe_after)["ran_far"])
     return d["wall_s"], d["committed_events"], disturbed or far, far
-
-
-def _ran_far(level, handoff, probes_far):
-    """Whether a pilot ran far, judged as a trial's run is (workflows/trial.py): by its
-    barrier hand-offs where it has enough, else by the probe after it. A probe is one
-    moment: kept far trials had near probes after them (the b6bf153 pair), and a pilot that
-    ran slow shortens every trial of its configuration (the bad5e86 pair's run A calibrated
-    one at ~1.5x the normal run time with near probes; its trials ran 1.78-3.3 s against a
-    2.7 s target; that pilot's hand-offs were not kept, so far placement is the likely cause,
-    not a proven one)."""
-    near_handoff_ns = level.note_handoff(handoff)
-    return placement.ran_far(placement.far_share(handoff, level.get(), near_handoff_ns), probes_far)
 
 
 def _children_cpu_s():

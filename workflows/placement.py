@@ -185,6 +185,17 @@ class NearLevel:
         """Note this probe in the level, then whether it is far from it."""
         return is_far(probe, self.note(probe))
 
+    def judge(self, handoff, probe_after):
+        """A finished run (a trial's, a calibration pilot's) noted in both levels and judged:
+        {far_share, near_handoff_ns, far_after, ran_far}. Its barrier hand-offs decide where
+        it has enough of them, else the probe after it (ran_far)."""
+        near_ns = self.note(probe_after)
+        near_handoff_ns = self.note_handoff(handoff)
+        share = far_share(handoff, near_ns, near_handoff_ns)
+        after = is_far(probe_after, near_ns)
+        return {"far_share": share, "near_handoff_ns": near_handoff_ns, "far_after": after,
+                "ran_far": ran_far(share, after)}
+
 
 def wait_until_near(level, probe=machine_speed.probe, max_wait_s=WAIT_MAX_S, poll_s=POLL_S,
                     sleep=time.sleep, clock=time.monotonic):

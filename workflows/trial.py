@@ -286,15 +286,16 @@ def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_una
         m = _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold, level, wait_near)
         attempt = {k: m["noise"][k] for k in ("foreign_cpu_s", "window_s", "disturbed")}
         ms = m["machine_speed"]
-        near_ns = level.note(ms["after"]) if level is not None else None
         # measured during the run, whatever the probes before and after said
         handoff = m["engine"].get("barrier_handoff")
-        near_handoff_ns = level.note_handoff(handoff) if level is not None else None
-        ms["far_share"] = attempt["far_share"] = placement.far_share(handoff, near_ns, near_handoff_ns)
-        if level is not None:
-            ms["near_handoff_ns"] = near_handoff_ns
-            ms["far_after"] = attempt["far_after"] = placement.is_far(ms["after"], near_ns)
-            attempt["ran_far"] = placement.ran_far(ms["far_share"], ms["far_after"])
+        if level is None:
+            ms["far_share"] = attempt["far_share"] = placement.far_share(handoff)
+        else:
+            judged = level.judge(handoff, ms["after"])
+            ms["far_share"] = attempt["far_share"] = judged["far_share"]
+            ms["near_handoff_ns"] = judged["near_handoff_ns"]
+            ms["far_after"] = attempt["far_after"] = judged["far_after"]
+            attempt["ran_far"] = judged["ran_far"]
             if ms["wait"]["far"]:
                 _say(f"{trial_id}: the host still ran the CPUs far apart after {ms['wait']['waited_s']:.0f} s "
                      f"of waiting (ping-pong {placement.pingpong_ns(ms['before'])} ns, near "

@@ -234,6 +234,8 @@ def test_a_no_load_trial_that_ends_far_runs_again(tmp_path, two_cpus):
     # The re-run's reason: other work on the machine (another test) is named first.
     assert ("100% of its barrier waits far" if not nz["attempts"][0]["disturbed"] else "disturbed (") in stderr, stderr
     assert d["engine"]["committed_events"] > 0
+    # Equally far runs: the last is kept, and the record is that run's (its own window).
+    assert nz["kept_attempt"] == 1 and nz["window_s"] == nz["attempts"][1]["window_s"], nz
     # The table row tells a far re-run from a disturbed one (analysis/caption.py's sentence).
     from analysis.aggregate import row_of
     row = row_of(d, "placement", "test")
@@ -245,6 +247,30 @@ def test_a_loaded_trial_that_ends_far_is_kept(tmp_path, two_cpus):
     _, d = _trial_beside_a_far_level(tmp_path, "cpu-1", "0")
     assert d["noise"]["reruns"] == 0 or d["noise"]["attempts"][0]["disturbed"], d["noise"]
     assert d["machine_speed"]["far_after"] is True and d["machine_speed"]["wait"]["probes"] == 1
+
+
+def test_out_of_re_runs_the_trial_keeps_its_nearest_undisturbed_run():
+    from workflows.trial import kept_attempt
+
+    def run_(far_share, disturbed=False, ran_far=None):
+        return {"foreign_cpu_s": 0.0, "disturbed": disturbed, "far_share": far_share,
+                "ran_far": far_share is not None and far_share >= placement.FAR_RERUN_SHARE if ran_far is None else ran_far}
+    # The usual end: the first near run after far ones.
+    assert kept_attempt([run_(0.9), run_(0.4), run_(0.01)]) == 2
+    assert kept_attempt([run_(0.0)]) == 0
+    # Out of re-runs, every run far: the least far, not the last.
+    assert kept_attempt([run_(0.9), run_(0.3), run_(0.8)]) == 1
+    # Disturbed runs only when nothing else is left; equally far: the last.
+    assert kept_attempt([run_(0.3), run_(0.0, disturbed=True), run_(0.0, disturbed=True)]) == 0
+    assert kept_attempt([run_(0.0, disturbed=True), run_(0.1, disturbed=True)]) == 1
+    assert kept_attempt([run_(1.0), run_(1.0)]) == 1
+    # Disturbed, none far (or no level to judge far by): the last, whatever the shares;
+    # every run disturbed and far: the least far.
+    assert kept_attempt([run_(0.1, True, ran_far=False), run_(0.2, True, ran_far=False)]) == 1
+    assert kept_attempt([run_(0.5, disturbed=True), run_(0.9, disturbed=True)]) == 0
+    # Too few waits to measure, far by the probe after it: ranked as wholly far.
+    assert kept_attempt([run_(0.5), run_(None, ran_far=True)]) == 0
+    assert kept_attempt([run_(None, ran_far=True), run_(0.5)]) == 1
 
 
 def test_wait_near_needs_a_place_for_its_level(tmp_path):

@@ -24,7 +24,7 @@ from airbase.paths import CONFIGS, EXPERIMENTS, SCHEMAS
 from airbase.schema_messages import read_yaml, schema_errors
 from loads.kinds import cpu_demand
 from loads.profiles import ProfileError, derived_name, load_file, profile_path, resolve_count, resolve_profile
-from workflows.calibration import CHECK_RUN_FROM_S, PILOT_WALL_S, key_of, parse_options, work_of
+from workflows.calibration import CHECK_RUN_FROM_S, PILOT_RUNS, PILOT_WALL_S, key_of, parse_options, work_of
 from workflows.engine_policies import is_adaptive
 
 TRIAL_VARS = ("profile", "setup", "load_count")  # sweep variables that are not engine options
@@ -358,26 +358,39 @@ def all_trials(cfg, scale, only=None, cores=None):
     return out
 
 
-# Seconds per trial on a 2-core machine. A calibrated trial's no-load FM run lasts its
-# target_s (workflows/calibration.py), so its time is target_s times how much slower its
-# engine policies and loads make it (_slowdown_factor, fitted on the quick runs of cd81203
-# and 07a2ac1: wall_s / target_s per kind of trial). Gang shares time slices with its loads
-# and starts a private SLURM. Each trial adds the runner's start-up, checks, loads, perf
-# and Snakemake's own job (TRIAL_OVERHEAD_S); each configuration its pilot runs; each
+# Seconds per trial on a 2-core machine. A calibrated trial's no-load FM run lasts about its
+# target_s (workflows/calibration.py; 1.05x, NO_LOAD_FACTOR), so its time is that times how
+# much slower its engine policies and loads make it (_slowdown_factor). Gang shares time
+# slices with its loads and starts a private SLURM. Each trial adds the runner's start-up,
+# checks, probes and Snakemake's own job (TRIAL_OVERHEAD_S) and its wait for near CPUs; a
+# no-load trial its re-runs for far placement; each configuration its pilot runs; each
 # experiment its table, figure and caption. Trials with a fixed end time use the engine's
 # event rates (PHOLD with 1000 LPs per PE ~0.16 s per 1000 time units, EPG ~0.0015 s more
 # per unit, PCS with 2048 cells per PE ~0.35 s per 1000). Used to print an estimate and to
 # keep the quick scale within its budget (tests/test_experiment_config.py); a busy machine
 # takes longer.
-TRIAL_OVERHEAD_S = 0.86  # cd81203: runner start to engine start 0.28 s + Snakemake's gap 0.21 s (medians), more at p90; + the machine-speed probe before and after (2 x ~0.03 s)
-# Waiting for near CPUs before a trial (--wait-near, the workflow's default) and running a
-# no-load trial again when its CPUs ended far apart (workflows/placement.py). 6a751fe pair:
-# 98 s and 216 s of waits over 399 and 379 trials; 19% and 21% of no-load trials re-run.
-# Left out, the estimate was 39 min against 49 real.
-NEAR_WAIT_S = 0.4
-FAR_RERUN_SHARE = 0.2
+#
+# Fitted on the four quick runs of the b6bf153 and bad5e86 pairs (326 trials each, 46.3-54.8
+# min with the set-up) as medians over the runs; before, the constants of the 6a751fe pair
+# gave 38 min, 1.22-1.44x short, almost all of it in the far handling and the pilots, which
+# had grown since (the far rule measured during the run, up to 3 runs, pilots that wait).
+NO_LOAD_FACTOR = 1.05    # no-load wall_s / target_s, median of 604 trials (p25-p75 1.01-1.10)
+# runner start to engine start, the workflow's settle, the probes (median 0.43-0.53 s a
+# trial), and Snakemake's gap between trials (2.5-2.6 min over 326: ~0.47 s)
+TRIAL_OVERHEAD_S = 1.0
+# Waiting for near CPUs before a trial (--wait-near, the workflow's default): most trials
+# wait one probe, a few up to 15 s (a mean of 0.9-1.3 s a trial over the four runs).
+NEAR_WAIT_S = 1.0
+# Re-running a no-load trial whose run was far (workflows/placement.py): 0.11-0.48 re-runs
+# per no-load trial (median 0.33), each ~10 s (9.3-11.3: the far run, ~1.3x a near one,
+# and the wait before the next; the spread is the host's, not the plan's).
+FAR_RERUNS_PER_NO_LOAD = 0.33
+FAR_RERUN_WAIT_S = 6.5
 ANALYSIS_S_PER_EXPERIMENT = 5.0
 SOLO_S = 9.0
+# Each pilot run's settle, wait for near CPUs and probe after it (a calibrating trial took
+# 14-23 s more than its siblings, median 19 s, for ~7 pilot runs of ~1 s plus a 2.7 s check)
+PILOT_RUN_OVERHEAD_S = 1.5
 
 
 def _demand(trial, cores=2):
@@ -401,16 +414,17 @@ def _profile(name, count):
 
 
 # How much each CPU the loads demand adds to a 2-thread run on 2 cores, by the engine's
-# policies (medians of wall_s / target_s; the spread is wide: FM with a spinning barrier and
-# two loads took 4x-16x its target).
+# policies: medians of (wall_s / target_s - 1) / demand over the four runs above (fixed and
+# fixed-yield: older runs; quick has none). The spread is wide: FM with a spinning barrier
+# and two loads took 4x-16x its target.
 _PER_LOAD_CPU = {
     "fixed": 2.2,              # FM, DM: a descheduled thread stalls its partner (1 load ~3x)
-    "fixed-pinned": 1.2,       # ... threads pinned: 2.0x with one load, 3.8x with two (bench on 0583f58)
+    "fixed-pinned": 1.5,       # ... threads pinned: 2.0x-2.9x with one load (p25-p75 1.1-1.9 per load CPU)
     "fixed-yield": 10.0,       # ... with a yielding GVT barrier: 8-11x with one load (EEVDF)
-    "fixed-conservative": 1.4, # conservative: 5.8-6.2 s with one load at a 2.5 s target (568bcc2 pair)
-    "adaptive": 0.7,           # ADM/LADM with RAP: 1.7x with one load, 2.3-2.7x with two
-    "adaptive-pr": 2.0,        # ... with PR: periodic reactivations, 2.9x with one load
-    "adaptive-pi-pr": 10.0,    # PI and PR: every reactivation is detected again (11-13x)
+    "fixed-conservative": 1.8, # conservative (p25-p75 1.3-2.4)
+    "adaptive": 0.9,           # ADM/LADM with RAP (p25-p75 0.8-1.2)
+    "adaptive-pr": 1.2,        # ... with PR: periodic reactivations (p25-p75 1.1-1.9)
+    "adaptive-pi-pr": 6.4,     # PI and PR: every reactivation is detected again (6.1-6.5)
 }
 
 
@@ -443,8 +457,12 @@ def estimate_seconds(trial):
         base = base * 2.5 + 3
     else:
         base *= _slowdown_factor(e, _demand(trial))
-    once = TRIAL_OVERHEAD_S + base
-    return once + NEAR_WAIT_S + (FAR_RERUN_SHARE * once if trial["profile"] == "none" else 0.0)
+    if trial["profile"] == "none":
+        base *= NO_LOAD_FACTOR
+        far = FAR_RERUNS_PER_NO_LOAD * (base + FAR_RERUN_WAIT_S)
+    else:
+        far = 0.0
+    return TRIAL_OVERHEAD_S + NEAR_WAIT_S + base + far
 
 
 def estimate_minutes(plan):
@@ -470,8 +488,10 @@ def top_up_minutes(plan):
 
 
 def pilot_seconds(target_s):
-    """A configuration's calibration (workflows/calibration.py): probes lengthening to a
-    pilot's length, three pilots and, from CHECK_RUN_FROM_S on, a run at the target."""
+    """A configuration's calibration (workflows/calibration.py): ~3 probes lengthening to a
+    pilot's length (~1 s in all), PILOT_RUNS pilots and, from CHECK_RUN_FROM_S on, a run at
+    the target; each run with its PILOT_RUN_OVERHEAD_S."""
     pilot = min(PILOT_WALL_S, max(0.05, target_s / 2))
-    check = target_s if target_s >= CHECK_RUN_FROM_S else 0.0
-    return 1.0 + 3 * (pilot + 0.1) + check
+    checks = 1 if target_s >= CHECK_RUN_FROM_S else 0
+    runs = 3 + PILOT_RUNS + checks
+    return 1.0 + PILOT_RUNS * pilot + checks * target_s + runs * PILOT_RUN_OVERHEAD_S

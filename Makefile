@@ -13,6 +13,7 @@ build:
 reproduce: setup
 	$(VENV)/snakemake --cores all reproduce_figures
 
+# --durations: the slowest tests in every log (the suite must stay well under 15 min).
 # -k: run the pytest suite even when a CTest test failed, so one run shows every failure;
 # make still exits non-zero if either part failed.
 test: setup
@@ -22,7 +23,7 @@ test-engine:
 	cd engine/build && ctest --output-on-failure --timeout 600
 
 test-python:
-	$(VENV)/pytest -q
+	$(VENV)/pytest -q --durations=15
 
 smoke: setup
 	$(VENV)/snakemake --cores all smoke

@@ -31,32 +31,23 @@ def gang_trial(out, profile="cpu-1"):
     return d
 
 
-def test_gang_jobs_alternate(tmp_path):
-    d = gang_trial(tmp_path / "gang.json")
-    applied = d["setup"]["applied"]
-    assert applied["preempt_mode"] == "GANG"
-    assert applied["jobs_alternated"], applied["job_states"]
-    assert d["loads"][0]["cpu_s"] > 0.5, "the load never got its turn"
-    assert applied["jobs_left_at_end"] == []
-    # Its start is its job's first turn, not its submission (which launched_s keeps).
-    load = d["loads"][0]
-    assert load["launched_s"] is not None and load["start_s"] >= load["launched_s"], load
-
-
-def test_gang_every_load_takes_turns(tmp_path):
-    """Two load processes are two more jobs: the partition admits all three at once
-    (OverSubscribe=FORCE:3), so each load runs in its own turns instead of staying
-    pending. The engine run is the one above: SLURM's first switch comes ~10 s in, then
-    each load gets a 5 s slice before the engine's next, so both loads run while it still
-    works."""
+def test_gang_jobs_alternate_and_every_load_takes_turns(tmp_path):
+    """The engine and two load processes are three jobs: the partition admits all three at
+    once (OverSubscribe=FORCE:3), so the jobs alternate and each load runs in its own turns
+    instead of staying pending. SLURM's first switch comes ~10 s in, then each load gets a
+    5 s slice before the engine's next, so both loads run while it still works. One trial
+    for both checks: each costs a minute of time slices (5 s is SLURM's shortest)."""
     d = gang_trial(tmp_path / "gang2.json", profile="cpu-2")
     applied = d["setup"]["applied"]
-    assert applied["oversubscribe"] == "FORCE:3"
+    assert applied["preempt_mode"] == "GANG" and applied["oversubscribe"] == "FORCE:3"
+    assert applied["jobs_alternated"], applied["job_states"]
     assert len(d["loads"]) == 2
     for load in d["loads"]:
         assert "error" not in load["figures"], load
         assert load["cpu_s"] > 0.5, f"{load['name']} never got its turn: {applied['job_states']}"
         assert any(snap.get(f"airlab-load-{load['name']}") == "RUNNING" for _, snap in applied["job_states"])
+        # Its start is its job's first turn, not its submission (which launched_s keeps).
+        assert load["launched_s"] is not None and load["start_s"] >= load["launched_s"], load
     assert applied["jobs_left_at_end"] == []
 
 

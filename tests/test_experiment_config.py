@@ -127,8 +127,9 @@ def test_time_budgets():
     min with the set-up; the same plan), prints ~50 min for quick: over the 45 minutes issue
     14 asks for. The gap is the far handling this host needs (waits for near CPUs, re-runs
     of far no-load runs: ~13 min of the estimate) and it stays recorded as not met
-    (docs/workflow.md, "Scales and time"); this keeps the plan from growing past it
-    unnoticed. Smoke: a couple of minutes."""
+    (docs/workflow.md, "Scales and time"); the upper bound keeps the plan from growing past
+    it unnoticed, the lower one the estimate from losing the far handling again (it printed
+    38 without it). Smoke: a couple of minutes."""
     from workflows.experiments import estimate_minutes, top_up_minutes
     cfg = load_config()
     quick = all_trials(cfg, "quick", cores=2)

@@ -388,8 +388,9 @@ FAR_RERUNS_PER_NO_LOAD = 0.33
 FAR_RERUN_WAIT_S = 6.5
 ANALYSIS_S_PER_EXPERIMENT = 5.0
 SOLO_S = 9.0
-# Each pilot run's settle, wait for near CPUs and probe after it (a calibrating trial took
-# 14-23 s more than its siblings, median 19 s, for ~7 pilot runs of ~1 s plus a 2.7 s check)
+# Each pilot run's settle, wait for near CPUs and probe after it (a calibrating trial's time
+# beyond its engine run: 14-23 s as a mean per run, median 19 s, for ~7 pilot runs of ~1 s
+# plus a 2.7 s check)
 PILOT_RUN_OVERHEAD_S = 1.5
 
 
@@ -419,7 +420,7 @@ def _profile(name, count):
 # and two loads took 4x-16x its target.
 _PER_LOAD_CPU = {
     "fixed": 2.2,              # FM, DM: a descheduled thread stalls its partner (1 load ~3x)
-    "fixed-pinned": 1.5,       # ... threads pinned: 2.0x-2.9x with one load (p25-p75 1.1-1.9 per load CPU)
+    "fixed-pinned": 1.5,       # ... threads pinned (p25-p75 1.1-1.9: 2.1-2.9x with one load)
     "fixed-yield": 10.0,       # ... with a yielding GVT barrier: 8-11x with one load (EEVDF)
     "fixed-conservative": 1.8, # conservative (p25-p75 1.3-2.4)
     "adaptive": 0.9,           # ADM/LADM with RAP (p25-p75 0.8-1.2)

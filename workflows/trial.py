@@ -318,8 +318,8 @@ def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_una
             time.sleep(1.0)  # let a passing disturbance pass
     kept = kept_attempt(attempts)
     if kept != len(attempts) - 1:
-        share = attempts[kept].get("far_share")
-        _say(f"{trial_id}: keeping run {kept + 1} of {len(attempts)}, the nearest undisturbed "
+        share, disturbed = attempts[kept].get("far_share"), attempts[kept]["disturbed"]
+        _say(f"{trial_id}: keeping run {kept + 1} of {len(attempts)}, the nearest{' (disturbed)' if disturbed else ''} "
              f"({'?' if share is None else f'{share:.0%}'} of its barrier waits far)")
     m = runs[kept]
     engine_result, records, nz = m["engine"], m["records"], m["noise"]

@@ -39,7 +39,7 @@ def test_shipped_experiments_expand(scale):
         # every loaded trial has a no-load baseline with the same engine options
         base = {str(sorted(t["engine"].items())) for t in trials if t["profile"] == "none"}
         for t in trials:
-            if t["profile"] != "none" and exp["plot"]["kind"] != "timeline" and exp.get("baselines", True):
+            if t["profile"] != "none" and exp["plot"]["kind"] != "timeline" and at_scale(exp.get("baselines", True), scale):
                 assert str(sorted(t["engine"].items())) in base, f"{name}: {t['id']} has no baseline"
 
 
@@ -236,6 +236,22 @@ def test_baselines_can_be_left_out_and_blocks_follow_each_other(tmp_path):
     for t in trials:
         assert {p["rep"] for p in previous_block(trials, t)} == ({t["rep"] - 1} if t["rep"] else set())
         assert len(previous_block(trials, t)) == (2 if t["rep"] else 0)
+
+
+def test_baselines_can_be_chosen_per_scale(tmp_path):
+    """baselines: {smoke: .., quick: .., paper: ..} (Fig. 10: none at quick, kept at paper);
+    a per-scale value that is not a boolean is refused with the file and field."""
+    text = GOOD.replace("profile: [none, cpu-1]", "profile: [cpu-1]") + "baselines: {smoke: false, quick: false, paper: true}\n"
+    exp = load_experiment(write(tmp_path, text))
+    cfg = {"reps": {"smoke": 1, "quick": 3, "paper": 2}}
+    assert not any(t["baseline"] for t in expand(exp, "quick", cfg, cores=2))
+    assert sum(t["baseline"] for t in expand(exp, "paper", cfg, cores=2)) == 2 * 2
+    shipped = {n: trials for n, (_, trials) in all_trials(load_config(), "quick", cores=2).items()}
+    assert not any(t["baseline"] for t in shipped["fig10-detectors"])
+    paper = {n: trials for n, (_, trials) in all_trials(load_config(), "paper", cores=2).items()}
+    assert any(t["baseline"] and t["vars"]["detector"] == "apte" for t in paper["fig10-detectors"])
+    with pytest.raises(ExperimentError, match="baselines"):
+        load_experiment(write(tmp_path, text.replace("quick: false, paper", "quick: 0, paper")))
 
 
 def test_docs_example_experiment_validates(tmp_path):

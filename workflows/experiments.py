@@ -244,7 +244,7 @@ def expand(exp, scale, cfg, cores=None):
                               f"of the {scale} sweep (a value not swept at {scale}?)")
     for values in combos:
         add(values, baseline=False)
-    for values in combos if exp.get("baselines", True) else ():  # each engine configuration's no-load baseline
+    for values in combos if at_scale(exp.get("baselines", True), scale) else ():  # each engine configuration's no-load baseline
         base = {**values, "profile": "none", "setup": "cfs"}
         if COUNT_VAR in values:
             base[COUNT_VAR] = 0

@@ -131,7 +131,7 @@ def test_wait_ends_at_the_first_near_probe(tmp_path):
     last, w = placement.wait_until_near(level, probe=probes(330, 320, 55, 400), max_wait_s=15,
                                         poll_s=0.25, sleep=clock.sleep, clock=clock)
     assert last["pingpong_ns"] == 55
-    assert w == {"waited_s": 0.5, "probes": 3, "far": False, "near_ns": 50}
+    assert w == {"waited_s": 0.5, "probes": 3, "far": False, "near_ns": 50, "max_s": 15}
 
 
 def test_wait_gives_up_after_its_maximum_and_says_far(tmp_path):
@@ -140,7 +140,7 @@ def test_wait_gives_up_after_its_maximum_and_says_far(tmp_path):
     clock = FakeClock()
     last, w = placement.wait_until_near(level, probe=probes(*[330] * 100), max_wait_s=2,
                                         poll_s=0.25, sleep=clock.sleep, clock=clock)
-    assert w["far"] is True and w["probes"] == 9 and w["waited_s"] == 2.0
+    assert w["far"] is True and w["probes"] == 9 and w["waited_s"] == 2.0 and w["max_s"] == 2
     # A machine whose ping-pong never moves: the first probe sets the level and is near.
     fresh = placement.NearLevel(tmp_path / "other.json")
     _, w = placement.wait_until_near(fresh, probe=probes(330), sleep=clock.sleep, clock=clock)

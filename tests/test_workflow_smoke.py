@@ -75,6 +75,17 @@ def test_snakemake_was_stopped_during_every_engine_run(smoke_run, plan):
     assert ok and all(r["noise"]["workflow_paused"] is True for r in ok), [r["noise"] for r in ok]
 
 
+def test_smoke_trials_wait_for_near_cpus_at_most_the_scales_maximum(smoke_run, plan):
+    """wait_near (on by default) with the scale's wait_near_max_s: smoke's 0.3 s trials wait
+    at most 3 s for near CPUs (the runner's default, for quick and paper, is 15 s)."""
+    work, _ = smoke_run
+    assert load_config()["wait_near_max_s"]["smoke"] == 3
+    recs = [json.loads((work / f"results/smoke/trials/{exp}/{t['id']}.json").read_text())
+            for exp, (_, trials) in plan.items() for t in trials]
+    waits = [r["machine_speed"]["wait"] for r in recs if r["status"] == "ok"]
+    assert waits and all(w["max_s"] == 3 and w["waited_s"] < 3 + 1 for w in waits), waits
+
+
 def test_trials_never_overlap(smoke_run):
     """One trial at a time, although --cores 2 lets Snakemake run two jobs at once."""
     work, _ = smoke_run

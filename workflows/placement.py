@@ -201,7 +201,7 @@ def wait_until_near(level, probe=machine_speed.probe, max_wait_s=WAIT_MAX_S, pol
                     sleep=time.sleep, clock=time.monotonic):
     """Probe until the ping-pong is near `level` (a NearLevel) or max_wait_s has passed.
     Returns (the last probe, {waited_s, probes, far: bool (still far when the wait ended),
-    near_ns}); the last probe is the trial's before-probe."""
+    near_ns, max_s}); the last probe is the trial's before-probe."""
     t0 = clock()
     n = 0
     while True:
@@ -211,5 +211,6 @@ def wait_until_near(level, probe=machine_speed.probe, max_wait_s=WAIT_MAX_S, pol
         far = is_far(p, near_ns)
         waited = clock() - t0
         if not far or waited >= max_wait_s:
-            return p, {"waited_s": round(waited, 3), "probes": n, "far": far, "near_ns": near_ns}
+            return p, {"waited_s": round(waited, 3), "probes": n, "far": far, "near_ns": near_ns,
+                       "max_s": max_wait_s}
         sleep(poll_s)

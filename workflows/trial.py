@@ -191,7 +191,8 @@ def run_trial(profile, setup, out, engine_opts, rep=0, timeout=600.0, labels=Non
     the profile's one process runs that many times (recorded as profile NAME-xN). With
     target_s the engine's end time is the one calibrated for its configuration (cached in
     calibration_dir; workflows/calibration.py). A run that other work on the machine
-    disturbed (workflows/noise.py) is run again up to `reruns` times; the last one is kept.
+    disturbed (workflows/noise.py) is run again up to `reruns` times; when they run out, the
+    nearest undisturbed run is kept (kept_attempt).
     With wait_near (at most that many seconds) the run starts when the host runs the CPUs
     near each other, and a no-load run that ended far is run again within the same
     `reruns` (workflows/placement.py).

@@ -64,7 +64,8 @@ def register(sub):
                    help="where calibrated end times are cached (the workflow: results/<scale>/calibration)")
     p.add_argument("--reruns", type=int, default=0, metavar="N",
                    help="run a disturbed trial (other work used the CPUs) again up to N times; the "
-                        "last run is kept and says how many re-runs it took [0]")
+                        "first undisturbed run is kept, or when the re-runs run out the nearest "
+                        "undisturbed one (else the last), and says how many re-runs it took [0]")
     p.add_argument("--wait-near", action="store_true",
                    help="start the run when the host runs this machine's CPUs near each other (a "
                         "cache-line ping-pong probe within 3x of the lowest seen, kept in "

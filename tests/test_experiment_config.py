@@ -127,7 +127,8 @@ def test_time_budgets():
     min with the set-up), printed ~50 min for quick with the far handling this host needs
     (waits for near CPUs, re-runs of far no-load runs: ~13 min of it) and landed at 0.97-1.05x
     in the 31fbfef pair. Since then the plan has fewer, no shorter, trials (docs/workflow.md,
-    "Scales and time") and prints ~43: the upper bound is issue 14's 45 minutes, the lower one
+    "Scales and time") and prints ~43, which the 8f6d61a pair took 1.13-1.14x of (a host day
+    with more far placement): the upper bound is issue 14's 45 minutes, the lower one
     keeps the estimate from losing the far handling again (it printed 38 without it). Smoke:
     a couple of minutes."""
     from workflows.experiments import estimate_minutes, top_up_minutes

@@ -53,10 +53,13 @@ def trial_priority(wc):
             + BLOCK_SPAN - 1 - _BLOCK_ORDER[key].get(wc.tid, 0))
 
 
-def wait_near_max_s(scale):
-    """The longest wait for near CPUs at this scale (config wait_near_max_s; the runner's
-    default, workflows/placement.py WAIT_MAX_S, where the config does not say)."""
-    return float(config.get("wait_near_max_s", {}).get(scale, WAIT_MAX_S))
+def wait_near_args(scale):
+    """--wait-near, with the scale's longest wait (config wait_near_max_s) when the config
+    gives one; else the runner's own default (workflows/placement.py WAIT_MAX_S)."""
+    if not config.get("wait_near", True):
+        return []
+    most = config.get("wait_near_max_s", {}).get(scale)
+    return ["--wait-near"] + ([] if most is None else ["--wait-near-max", f"{most:g}"])
 
 
 def trial_of(wc):
@@ -96,7 +99,7 @@ rule trial:
             "--timeout", str(config["trial_timeout_s"][wc.scale]),
             "--calibration-dir", f"results/{wc.scale}/calibration",
             "--reruns", str(config.get("disturbed_reruns", 2)),
-            *(["--wait-near", "--wait-near-max", f"{wait_near_max_s(wc.scale):g}"] if config.get("wait_near", True) else []),
+            *wait_near_args(wc.scale),
             "--noise-threshold", str(config.get("disturbed_threshold", 0.05)),
             "--label", f"experiment={wc.exp}", "--label", f"scale={wc.scale}"]),
         # Snakemake stopped while the engine runs (workflows/workflow_pause.py): the shell's

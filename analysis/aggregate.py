@@ -2,9 +2,9 @@
 
 One row per trial: what it was (sweep values, profile, setup, rep), what happened (wall
 time, events, efficiency, locality, perf cache misses or why none were counted, the loads'
-own throughput), its slowdown against the mean of its matching no-load baseline, and the
-predictions for it from its own measured load timeline (Eq. 1/2, and Eq. 3 for adaptive
-modes).
+own throughput), its slowdown against the mean of its matching no-load baseline (its own
+repetition block's unless that ran far: analysis/baselines.py), and the predictions for it
+from its own measured load timeline (Eq. 1/2, and Eq. 3 for adaptive modes).
 
     python -m analysis.aggregate --experiment NAME --out TABLE.csv TRIAL.json ...
 """
@@ -17,6 +17,8 @@ from pathlib import Path
 
 from airbase.atomic import write_csv
 from analysis import locality
+from analysis.baselines import Baselines
+from analysis.set_aside import SET_ASIDE, set_aside_far
 from analysis.predict import predicted_slowdown
 from loads.kinds import cpu_demand
 from workflows import placement
@@ -25,6 +27,7 @@ from workflows.calibration import work_of
 COLUMNS = ["experiment", "figure", "trial", "status", "reason", "rep", "baseline", "profile", "setup",
            "mode", "mode_adaptive", "sync", "model", "remote", "epg", "detector", "reactivation", "apte_threshold",
            "barrier_wait", "optimism_window", "threads", "cores", "n_loads", "load_processes", "ctp_us", "stand_in", "wall_s", "baseline_wall_s",
+           "baseline_from",
            "slowdown", "pred_eq1", "pred_eq3", "committed_events", "efficiency", "event_rate",
            "rollbacks", "locality", "cache_misses", "cache_counter", "cache_note", "load_throughput",
            "load_unit", "solo_throughput", "load_slowdown", "engine_cpu_s", "end_time", "target_s",
@@ -153,23 +156,17 @@ def check_determinism(rows):
 
 
 def add_slowdowns(rows, solo=None):
-    """slowdown = wall / wall of the same engine configuration without loads in the same
-    repetition block (`rep`; repetitions run interleaved, so a machine whose speed drifts
-    moves both sides of the ratio); the mean of the other blocks' baselines when that
-    block's failed. The predictions use that baseline time and the trial's own load
-    timeline."""
-    base = {}
-    for r in rows:
-        if r["status"] == "ok" and r["profile"] == "none" and r["setup"] == "cfs":
-            base.setdefault(_key(r), {}).setdefault(str(r["rep"]), []).append(r["wall_s"])
+    """slowdown = wall / mean wall of the same engine configuration without loads, in the
+    same repetition block unless that one ran far (analysis/baselines.py; baseline_from says
+    which). The predictions use that baseline time and the trial's own load timeline."""
+    baselines = Baselines(rows)
     for r in rows:
         if r["status"] != "ok":
             continue
-        blocks = base.get(_key(r))
-        walls = (blocks or {}).get(str(r["rep"])) or [w for ws in (blocks or {}).values() for w in ws]
+        walls, source = baselines.of(r)
         if walls:
             b = statistics.mean(walls)
-            r["baseline_wall_s"] = b
+            r["baseline_wall_s"], r["baseline_from"] = b, source
             r["slowdown"] = r["wall_s"] / b
             cores, threads = int(r["cores"] or os.cpu_count()), int(r["threads"])
             loads = prediction_loads(r["_loads"])
@@ -182,11 +179,6 @@ def add_slowdowns(rows, solo=None):
     for r in rows:
         r.pop("_loads", None)
     return rows
-
-
-def _key(r):
-    return (r["mode"], r["sync"], r["model"], r["remote"], r["epg"], r["detector"], r["reactivation"],
-            r["apte_threshold"], r["barrier_wait"], r["optimism_window"], r["threads"])
 
 
 def read_solo(paths):
@@ -213,10 +205,12 @@ def main(argv=None):
             rows.append(row_of(json.loads(Path(p).read_text()), a.experiment, a.figure))
         except (OSError, ValueError, KeyError) as e:
             print(f"aggregate: skipping {p}: {e}", file=sys.stderr)
-    rows = add_slowdowns(check_determinism(rows), read_solo(a.solo))
+    rows = set_aside_far(add_slowdowns(check_determinism(rows), read_solo(a.solo)))
     write_csv(a.out, COLUMNS, rows)
-    bad = [r for r in rows if r["status"] != "ok"]
-    print(f"aggregate: {a.experiment}: {len(rows)} trials, {len(bad)} not ok -> {a.out}", file=sys.stderr)
+    bad = [r for r in rows if r["status"] not in ("ok", SET_ASIDE)]
+    far = [r for r in rows if r["status"] == SET_ASIDE]
+    print(f"aggregate: {a.experiment}: {len(rows)} trials, {len(bad)} failed, {len(far)} set aside "
+          f"(ran far) -> {a.out}", file=sys.stderr)
     return 0
 
 

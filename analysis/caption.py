@@ -12,9 +12,11 @@ import statistics
 import sys
 
 from airbase.atomic import write_atomic
+from analysis import baselines
 from analysis import claims as claims_mod
 from analysis import locality
 from analysis.recorded_machine import machine_facts
+from analysis.set_aside import SET_ASIDE
 from analysis.stats import number as _f, read_rows, series_of
 from workflows import placement
 from workflows.experiments import at_scale, load_counts, load_experiment, top_up_reps
@@ -75,7 +77,7 @@ def caption(exp, rows, facts, scale="quick", claims=None):
     measured here: per-series slowdown beside its prediction, and each of the experiment's
     headline claims (summary.csv) beside the paper's value."""
     ok = [r for r in rows if r["status"] == "ok" and r["baseline"] != "1"]
-    bad = [r for r in rows if r["status"] != "ok"]
+    bad = [r for r in rows if r["status"] not in ("ok", SET_ASIDE)]
     eng = ", ".join(f"{k}={at_scale(v, scale)}" for k, v in exp["engine"].items())
     sweep = "; ".join(f"{k} over {', '.join(map(str, _sweep_values(k, at_scale(v, scale), facts)))}"
                       for k, v in exp["sweep"].items())
@@ -127,11 +129,6 @@ def caption(exp, rows, facts, scale="quick", claims=None):
     return " ".join(p for p in parts if p)
 
 
-def _kept_run_far(row):
-    share = _f(row.get("far_share"))
-    return placement.ran_far(share, str(row.get("ended_far")) == "1")
-
-
 def noise_sentence(rows):
     """How many trials other work on the machine disturbed (the table's `disturbed` and
     `reruns`, from each trial's `noise`): re-run, and still disturbed after the re-runs; and
@@ -150,12 +147,20 @@ def noise_sentence(rows):
                 f"machine disturbed them; {len(still)} stayed disturbed after their re-runs (kept, marked "
                 "in the table's disturbed column).")
     far_rerun = sum(1 for r in measured if far_redone[id(r)])
-    ran_far = sum(1 for r in measured if _kept_run_far(r))
+    ran_far = sum(1 for r in measured if baselines.ran_far(r))
     if far_rerun or ran_far:
         text += (f" {far_rerun} no-load trial(s) were run again because the host ran the CPUs far apart; "
-                 f"{ran_far} kept run(s) ran so (loaded ones are kept; the table's far_share column: the "
+                 f"{ran_far} kept run(s) ran so (loaded ones are not re-run; the table's far_share column: the "
                  f"share of a run's barrier waits at far speed, counted from {placement.FAR_RERUN_SHARE:.0%}; "
                  "ended_far where it is empty).")
+    set_aside = sum(1 for r in rows if r.get("status") == SET_ASIDE)
+    if set_aside:
+        text += (f" {set_aside} far run(s) were set aside: their trials' near repetitions stand for them "
+                 "(status 'set aside' in the table).")
+    stood_in = sum(1 for r in rows if r.get("baseline_from") in (baselines.OTHERS, baselines.OTHERS_FAR))
+    if stood_in:
+        text += (f" {stood_in} trial(s) were divided by other repetitions' no-load runs because their own "
+                 "block's ran far or failed (the table's baseline_from column).")
     return f"<span class=warn>{html.escape(text)}</span>" if still else html.escape(text)
 
 

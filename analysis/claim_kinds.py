@@ -10,13 +10,10 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analysis.baselines import Baselines
 from analysis.stats import number
 from analysis.tracking import tracking_gap
 
-# The columns that make two rows the same engine configuration (a loaded run and its
-# no-load baseline differ only in profile and setup).
-ENGINE_KEY = ("mode", "sync", "model", "remote", "epg", "detector", "reactivation", "apte_threshold", "barrier_wait",
-              "optimism_window", "threads")
 
 
 class NotMeasurable(Exception):
@@ -37,26 +34,19 @@ def level_key(v):
 # ---- the rows of one table, with what the measures need beside them ----------------------
 
 class Table:
-    """One experiment's table: its successful rows, each row's no-load baseline (same engine
-    configuration, same repetition where there is one) and each row's trial record."""
+    """One experiment's table: its successful rows, each row's no-load baseline (the rule of
+    analysis/baselines.py, the same as the table's slowdown column) and each row's trial record."""
 
     def __init__(self, path, rows):
         self.path, self.name = Path(path), Path(path).stem
         self.all_rows = list(rows)  # failed trials too: a claim's level was run, not skipped
         self.rows = [r for r in rows if r.get("status") == "ok"]
-        self._walls, self._by_key = {}, {}
-        for r in self.rows:
-            if r.get("profile") == "none" and r.get("setup", "cfs") in ("cfs", "") and number(r.get("wall_s")):
-                key = tuple(str(r.get(k, "")) for k in ENGINE_KEY)
-                self._walls.setdefault((key, str(r.get("rep"))), []).append(number(r["wall_s"]))
-                self._by_key.setdefault(key, []).append(number(r["wall_s"]))
+        self._baselines = Baselines(self.rows)
         self._records = {}
 
     def baseline_wall(self, row):
-        """The no-load wall time of the row's repetition, else the mean over repetitions."""
-        key = tuple(str(row.get(k, "")) for k in ENGINE_KEY)
-        walls = self._walls.get((key, str(row.get("rep")))) or self._by_key.get(key)
-        return statistics.mean(walls) if walls else None
+        """The mean wall time of the row's no-load baseline runs, or None."""
+        return self._baselines.wall(row)
 
     def record(self, row):
         """The row's trial record: results/<scale>/trials/<experiment>/<trial>.json beside
@@ -183,7 +173,8 @@ def describe(filters):
 # ---- measures: (row, table) -> number or None --------------------------------------------
 
 def paired_slowdown(row, table):
-    """Wall time over the no-load wall time of the same engine configuration and repetition."""
+    """Wall time over the no-load wall time of the same engine configuration and repetition
+    (another repetition's where that one ran far: analysis/baselines.py)."""
     wall, base = number(row.get("wall_s")), table.baseline_wall(row)
     return wall / base if wall is not None and base else None
 

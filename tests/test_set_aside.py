@@ -1,0 +1,55 @@
+"""Far runs set aside (analysis/set_aside.py) on hand-made table rows: only where at least
+MIN_NEAR repetitions of the same trial ran near, by placement alone (never by time), and the
+figures, claims and caption then leave them out of the numbers but count them."""
+import html
+
+from analysis import set_aside
+from analysis.caption import noise_sentence
+from analysis.claim_kinds import Table
+from analysis.figures import grouped
+from analysis.set_aside import MIN_NEAR, SET_ASIDE, set_aside_far
+
+
+def row(rep, wall, far_share=0.02, ended_far=0, trial="profcpu-1-remo0.1", status="ok"):
+    return {"experiment": "fig01-fm-slowdown", "trial": f"{trial}-rep{rep}", "status": status, "reason": "",
+            "rep": rep, "wall_s": wall, "far_share": far_share, "ended_far": ended_far, "profile": "cpu-1",
+            "setup": "cfs", "baseline": "0", "remote": "0.1", "mode": "fm", "slowdown": wall / 2.5}
+
+
+def test_far_runs_go_where_enough_near_repetitions_stand():
+    rows = [row(r, 5.0) for r in range(MIN_NEAR)] + [row(7, 9.0, far_share=0.9), row(8, 4.0, far_share="", ended_far=1)]
+    set_aside_far(rows)
+    assert [r["status"] for r in rows] == ["ok"] * MIN_NEAR + [SET_ASIDE, SET_ASIDE]
+    assert "90% of its barrier waits at far speed" in rows[-2]["reason"] and "far at its end" in rows[-1]["reason"]
+    # by placement, not by time: the far run that was fast goes too
+
+
+def test_too_few_near_repetitions_keep_every_run():
+    rows = [row(r, 5.0) for r in range(MIN_NEAR - 1)] + [row(7, 9.0, far_share=0.9)]
+    assert all(r["status"] == "ok" for r in set_aside_far(rows))
+
+
+def test_repetitions_of_another_trial_do_not_count():
+    rows = [row(r, 5.0, trial="profcpu-1-remo0.4") for r in range(MIN_NEAR)] + [row(7, 9.0, far_share=0.9)]
+    assert all(r["status"] == "ok" for r in set_aside_far(rows))
+
+
+def test_failed_runs_are_neither_near_nor_set_aside():
+    rows = [row(r, 5.0, status="failed") for r in range(MIN_NEAR)] + [row(7, 9.0, far_share=0.9)]
+    assert [r["status"] for r in set_aside_far(rows)] == ["failed"] * MIN_NEAR + ["ok"]
+
+
+def as_csv(rows):
+    return [{k: str(v) for k, v in r.items()} for r in rows]
+
+
+def test_figures_claims_and_caption_leave_them_out_of_the_numbers():
+    rows = as_csv(set_aside_far([row(r, 5.0) for r in range(MIN_NEAR)] + [row(9, 9.0, far_share=1.0)]))
+    (_, mean, _, n), = grouped(rows, "remote", None, "wall_s")[""]
+    assert (mean, n) == (5.0, MIN_NEAR)
+    assert len(Table("fig01-fm-slowdown.csv", rows).rows) == MIN_NEAR
+    for r in rows:
+        r.update(disturbed="0", reruns="0", far_reruns="0")
+    text = html.unescape(noise_sentence(rows))
+    assert "1 far run(s) were set aside" in text and "failed" not in text
+    assert set_aside.SET_ASIDE in text

@@ -15,7 +15,8 @@ Reads each run's tables (results/<scale>/tables/*.csv, summary.csv) and trial re
   sample below its threads), also by mode and detector;
 - trials marked disturbed, and re-runs; the workflow's own CPU (Snakemake) during engine runs;
 - trials whose machine-speed probe ran slow against the run's median, and trials whose
-  CPUs the host ran far apart (the probe's ping-pong; analysis/machine_speed.py);
+  CPUs the host ran far apart (the probe's ping-pong; analysis/machine_speed.py), and the
+  far runs the analysis set aside (analysis/set_aside.py);
 - which two-look experiments added repetitions, and the first-look verdicts that asked;
 - whether the claims' statistics differ between the runs by more than their own intervals
   allow (per claim level, z = difference of the means over its standard error);
@@ -33,6 +34,7 @@ from pathlib import Path
 from analysis import machine_speed, repetition_plan
 from analysis.claims import level_rows, level_samples, load_claims, read_run_tables
 from analysis.figures import grouped
+from analysis.set_aside import SET_ASIDE
 from analysis.stats import read_rows
 from workflows import placement
 from workflows.experiments import ExperimentError, load_experiment
@@ -42,6 +44,13 @@ FIGURES = ["fig01-fm-slowdown", "fig07-no-load", "fig08-one-load"]
 
 def verdicts(run):
     return {r["id"]: r for r in read_rows(Path(run) / "tables" / "summary.csv")}
+
+
+def _set_aside_cell(run):
+    """'no-load n; loaded n' of the run's table rows with status set aside."""
+    rows = [r for t in read_run_tables(run).values() for r in t.all_rows if r.get("status") == SET_ASIDE]
+    base = sum(1 for r in rows if r.get("profile") == "none")
+    return f"{base}; {len(rows) - base}"
 
 
 def relative_half_widths(run, experiment):
@@ -363,6 +372,8 @@ def report(a, b, figures, min_engine_s):
     lines.append(f"| kept runs that ran far (>= {placement.FAR_RERUN_SHARE:.0%} of the engine's barrier waits "
                  "at far speed): no-load; loaded (median share) | "
                  + " | ".join(_far_share_cell(t["far_shares"]) for t in (fa, fb)) + " |")
+    lines.append("| far runs the analysis set aside (3 near repetitions of the trial stand; analysis/set_aside.py): "
+                 "no-load; loaded | " + " | ".join(_set_aside_cell(run) for run in (a, b)) + " |")
     lines.append(f"| trials with the CPUs far apart (a ping-pong >= {machine_speed.FAR_RATIO:g}x the run's near "
                  f"level; before / after / both) | " + " | ".join(_far_cell(*t["far"]) for t in (fa, fb)) + " |")
     lines += ["", "### Between the runs: z of each claim level (difference of means / its standard error)", ""]

@@ -3,6 +3,7 @@ import argparse
 import sys
 
 from airbase.errors import UsageError
+from workflows.placement import WAIT_MAX_S
 
 HELP = """\
 Run one trial: the engine (engine/build/airpdes) with the ENGINE OPTIONS after `--`,
@@ -72,9 +73,9 @@ def register(sub):
                         "--calibration-dir; at most --wait-near-max), and run a no-load trial that "
                         "ended far apart again within --reruns: on a VM that moves its vCPUs apart "
                         "for seconds at a time a no-load run then takes up to 1.5x as long")
-    p.add_argument("--wait-near-max", type=float, default=15.0, metavar="S",
+    p.add_argument("--wait-near-max", type=float, default=WAIT_MAX_S, metavar="S",
                    help="with --wait-near, wait at most S seconds for near, then run anyway (the "
-                        "record says so) [15]")
+                        "record says so) [%(default)g]")
     p.add_argument("--pause-workflow", type=int, default=None, metavar="PID",
                    help="stop the workflow process PID (an ancestor of this runner: the workflow "
                         "passes Snakemake's own) from just before the machine probe and the engine "

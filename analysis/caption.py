@@ -157,7 +157,9 @@ def noise_sentence(rows):
     if set_aside:
         text += (f" {set_aside} far run(s) were set aside: their trials' near repetitions stand for them "
                  "(status 'set aside' in the table).")
-    stood_in = sum(1 for r in rows if r.get("baseline_from") in (baselines.OTHERS, baselines.OTHERS_FAR))
+    # the trials the figures use: a set-aside row keeps its baseline_from but is not plotted
+    stood_in = sum(1 for r in rows if r.get("status") == "ok"
+                   and r.get("baseline_from") in (baselines.OTHERS, baselines.OTHERS_FAR))
     if stood_in:
         text += (f" {stood_in} trial(s) were divided by other repetitions' no-load runs because their own "
                  "block's ran far or failed (the table's baseline_from column).")

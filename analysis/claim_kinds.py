@@ -10,6 +10,7 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analysis import pairing
 from analysis.baselines import Baselines
 from analysis.stats import number
 from analysis.tracking import tracking_gap
@@ -219,19 +220,22 @@ def per_rep(rows, measure, table):
     return {rep: statistics.mean(vs) for rep, vs in out.items()}
 
 
-def _paired(a, b, op, why):
-    reps = sorted(set(a) & set(b), key=level_key)
-    vals = [op(a[r], b[r]) for r in reps]
-    vals = [v for v in vals if v is not None]
-    return Sample(vals, why="" if vals else why)
+def _paired(rows_a, rows_b, decl, table, op, why):
+    """The sample of op(a, b) over the pairs of analysis/pairing.py; the note counts pairs
+    made across blocks."""
+    pairs = pairing.paired_values(rows_a, rows_b, measure_of(decl.get("measure", "wall_s")), table, op)
+    across = sum(1 for _, _, how in pairs if how == pairing.ACROSS)
+    return Sample([v for _, v, _ in pairs], note=f"{across} pair(s) across blocks" if across else "",
+                  why="" if pairs else why)
 
 
 def _sides(rows, decl, table):
     m = decl.get("measure", "wall_s")
-    a, b = per_rep(select(rows, decl["of"]), m, table), per_rep(select(rows, decl["to"]), m, table)
-    missing = [describe(decl[k]) for k, side in (("of", a), ("to", b)) if not side]
+    rows_a, rows_b = select(rows, decl["of"]), select(rows, decl["to"])
+    missing = [describe(decl[k]) for k, side in (("of", rows_a), ("to", rows_b))
+               if not per_rep(side, m, table)]
     why = f"no {m} of {' nor of '.join(missing)}" if missing else "no repetition has both configurations"
-    return a, b, why
+    return rows_a, rows_b, why
 
 
 def st_value(rows, decl, table):
@@ -240,27 +244,33 @@ def st_value(rows, decl, table):
     return Sample(list(a[r] for r in sorted(a, key=level_key)), why="" if a else f"no {m} of {describe(decl.get('of'))}")
 
 
+def _ratio(x, y):
+    return x / y if y else None
+
+
 def st_ratio(rows, decl, table):
-    a, b, why = _sides(rows, decl, table)
-    return _paired(a, b, lambda x, y: x / y if y else None, why)
+    rows_a, rows_b, why = _sides(rows, decl, table)
+    return _paired(rows_a, rows_b, decl, table, _ratio, why)
 
 
 def st_difference(rows, decl, table):
-    a, b, why = _sides(rows, decl, table)
-    return _paired(a, b, operator.sub, why)
+    rows_a, rows_b, why = _sides(rows, decl, table)
+    return _paired(rows_a, rows_b, decl, table, operator.sub, why)
 
 
 def st_ratio_to_best(rows, decl, table):
     """`of` over the best (lowest mean) of `others`, paired by repetition."""
     m = decl.get("measure", "wall_s")
-    a = per_rep(select(rows, decl["of"]), m, table)
-    cands = [(f, per_rep(select(rows, f), m, table)) for f in decl["others"]]
-    cands = [(f, c) for f, c in cands if c]
-    if not a or not cands:
-        return Sample(why=f"no {m} of {describe(decl['of'])}" if not a else f"no {m} of any other configuration")
-    best, b = min(cands, key=lambda fc: statistics.mean(fc[1].values()))
-    s = _paired(a, b, lambda x, y: x / y if y else None, "no repetition has both configurations")
-    s.note = f"best other: {describe(best)}"
+    rows_a = select(rows, decl["of"])
+    cands = [(f, select(rows, f)) for f in decl["others"]]
+    cands = [(f, rs, per_rep(rs, m, table)) for f, rs in cands]
+    cands = [c for c in cands if c[2]]
+    has_a = bool(per_rep(rows_a, m, table))
+    if not has_a or not cands:
+        return Sample(why=f"no {m} of {describe(decl['of'])}" if not has_a else f"no {m} of any other configuration")
+    best, rows_b, _ = min(cands, key=lambda c: statistics.mean(c[2].values()))
+    s = _paired(rows_a, rows_b, decl, table, _ratio, "no repetition has both configurations")
+    s.note = "; ".join(x for x in (f"best other: {describe(best)}", s.note) if x)
     return s
 
 

@@ -32,6 +32,7 @@ import sys
 from pathlib import Path
 
 from analysis import machine_speed, repetition_plan
+from analysis.baselines import ran_far
 from analysis.claims import level_rows, level_samples, load_claims, read_run_tables
 from analysis.figures import grouped
 from analysis.set_aside import SET_ASIDE
@@ -68,15 +69,11 @@ Z_FAR = 2.5
 
 
 def _far_runs(rows):
-    """(runs that ran far, runs with a far_share) among a level's table rows: far by the
-    engine's own barrier waits (workflows/placement.py), the host's doing, not the engine's."""
-    shares = []
-    for r in rows:
-        try:
-            shares.append(float(r.get("far_share", "")))
-        except ValueError:
-            continue
-    return sum(x >= placement.FAR_RERUN_SHARE for x in shares), len(shares)
+    """(runs that ran far, runs whose placement was recorded) among a level's table rows: far
+    by the analysis's own rule (analysis/baselines.ran_far: the engine's barrier waits, else
+    the probe after the run), the host's doing, not the engine's."""
+    placed = [r for r in rows if str(r.get("far_share", "")) != "" or str(r.get("ended_far", "")) != ""]
+    return sum(1 for r in placed if ran_far(r)), len(placed)
 
 
 def claim_levels(run):
@@ -128,7 +125,7 @@ def _between_runs_lines(a, b):
         (fa, na), (fb, nb) = la[(c, lv)][3], lb[(c, lv)][3]
         if not (fa or fb):
             return ""
-        return (f" (runs with >= {placement.FAR_RERUN_SHARE:.0%} of their barrier waits far: "
+        return (f" (runs far, >= {placement.FAR_RERUN_SHARE:.0%} of their barrier waits or at their end: "
                 f"A {fa} of {na}, B {fb} of {nb})")
     return [text + (": " + "; ".join(f"{c}{f' ({lv})' if lv else ''} {ma:.3g} / {mb:.3g}, z {z:.1f}{runs_far(c, lv)}"
                                      for z, c, lv, ma, mb in far) if far else "") + "."]

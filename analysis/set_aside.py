@@ -11,9 +11,8 @@ same configuration, profile and setup) ran near: its table row keeps every figur
 status SET_ASIDE and the reason; figures and claims use the near repetitions. Where fewer
 ran near, every repetition stays in, far ones included (the caption counts them). The rule
 reads only the placement, never the run's time, so it cannot pick the fast runs."""
-import re
-
 from analysis.baselines import ran_far
+from workflows.experiments import repeated_trial
 
 SET_ASIDE = "set aside"
 # Near repetitions a trial needs before its far ones go: an interval from two values uses
@@ -24,8 +23,8 @@ MIN_NEAR = 3
 
 
 def _trial_of(row):
-    """The trial a row repeats: its id without the repetition (…-rep3)."""
-    return (row.get("experiment"), re.sub(r"-rep\d+$", "", str(row.get("trial", ""))))
+    """The trial a row repeats: its experiment and its id without the repetition."""
+    return (row.get("experiment"), repeated_trial(row.get("trial", "")))
 
 
 def set_aside_far(rows):

@@ -72,3 +72,6 @@ def test_the_caption_counts_the_stand_in_baselines():
         r.update(disturbed="0", reruns="0", far_reruns="0")
     # the far no-load run of block 1 too: its slowdown says what the far placement cost
     assert "3 trial(s) were divided by other repetitions' no-load runs" in html.unescape(noise_sentence(rows))
+    # a row set aside is not in the figures: not counted among them
+    next(r for r in rows if r.get("baseline_from") == "other blocks")["status"] = "set aside"
+    assert "2 trial(s) were divided by other repetitions' no-load runs" in html.unescape(noise_sentence(rows))

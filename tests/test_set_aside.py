@@ -53,3 +53,9 @@ def test_figures_claims_and_caption_leave_them_out_of_the_numbers():
     text = html.unescape(noise_sentence(rows))
     assert "1 far run(s) were set aside" in text and "failed" not in text
     assert set_aside.SET_ASIDE in text
+
+
+def test_a_trial_is_found_by_its_id_without_the_repetition():
+    from workflows.experiments import repeated_trial
+    assert repeated_trial("base-mode-fm-remo0.1-rep12") == "base-mode-fm-remo0.1"
+    assert repeated_trial("prof-rep-remo0.1") == "prof-rep-remo0.1"  # no repetition number: the id itself

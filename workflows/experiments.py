@@ -36,6 +36,16 @@ class ExperimentError(Exception):
     pass
 
 
+# A trial's id ends in its repetition (...-rep3): the analysis finds a trial's repetitions by it.
+REP_MARK = "-rep"
+
+
+def repeated_trial(trial_id):
+    """The id a repetition shares with its other repetitions: its own without the '-repN'."""
+    head, mark, rep = str(trial_id).rpartition(REP_MARK)
+    return head if mark and rep.isdigit() else str(trial_id)
+
+
 def _validator(name):
     with open(SCHEMAS / name) as f:
         return jsonschema.Draft202012Validator(json.load(f))
@@ -210,7 +220,7 @@ def expand(exp, scale, cfg, cores=None):
             # The key's slug too: a swept engine option such as pi_backoff_ms must not put an
             # underscore into the id, which the trial rule's wildcard does not match.
             tid = "-".join(f"{_slug(k)[:4]}{_slug(values[k])}" for k in names if k in values) or "run"
-            tid = f"{'base-' if baseline else ''}{tid}-rep{rep}"
+            tid = f"{'base-' if baseline else ''}{tid}{REP_MARK}{rep}"
             if tid in seen:
                 continue
             seen.add(tid)

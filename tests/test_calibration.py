@@ -127,7 +127,8 @@ def test_a_pilot_is_judged_far_by_its_barrier_hand_offs(tmp_path):
     it are near (a fresh ping-pong level is the probe's own value, never 3x away from it)."""
     from workflows import calibration, placement
     level = placement.NearLevel(tmp_path / placement.LEVEL_FILE)
-    level.note_handoff({"bucket_ns": 16, "counts": [1000] + [0] * 64})  # median 8 ns: far from 16 ns
+    for _ in range(placement.CONFIRM):  # a level the host "held": median 8 ns, far from 16 ns
+        level.note_handoff({"bucket_ns": 16, "counts": [1000] + [0] * 64})
     work = work_of(parse_options(["--mode", "fm", *CONFIG]))
     wall, events, disturbed, far = calibration._pilot(work, 300.0, 60, near=(level, 0))
     assert wall > 0 and events > 0 and far and disturbed

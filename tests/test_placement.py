@@ -85,14 +85,20 @@ def test_a_run_is_far_by_its_waits_else_by_the_probe_after_it():
     assert placement.far_reruns(nz) == 2
 
 
-def test_the_level_is_the_lowest_seen_on_this_boot(tmp_path):
+def test_the_level_is_one_the_host_held_on_this_boot(tmp_path):
     path = tmp_path / "cal" / placement.LEVEL_FILE
     level = placement.NearLevel(path)
     assert level.get() is None
     assert level.note({"pingpong_ns": 320}) == 320  # the first probe, far or not
-    assert level.note({"pingpong_ns": 52}, {"error": "x"}) == 52
-    assert level.note({"pingpong_ns": 60}) == 52
-    assert placement.NearLevel(path).get() == 52  # kept for the next trial
+    assert level.note({"pingpong_ns": 52}, {"error": "x"}) == 320  # the highest while fewer than CONFIRM
+    for x in (60, 55, 58):
+        assert level.note({"pingpong_ns": x}) == 320
+    assert level.note({"pingpong_ns": 54}) == 60  # five near probes: the fifth lowest
+    assert placement.NearLevel(path).get() == 60  # kept for the next trial
+    # one probe far below the host's usual near (39 ns once, c0399cb run A) moves the level
+    # to the next confirmed value, not to itself
+    assert level.note({"pingpong_ns": 39}) == 58
+    assert not placement.is_far({"pingpong_ns": 120}, placement.NearLevel(path).get())
     d = json.loads(path.read_text())
     path.write_text(json.dumps({**d, "boot_id": "another boot"}))
     assert placement.NearLevel(path).get() is None  # another boot may be another host
@@ -100,15 +106,22 @@ def test_the_level_is_the_lowest_seen_on_this_boot(tmp_path):
     assert placement.NearLevel(path).get() is None
 
 
-def test_the_hand_off_level_is_the_lowest_median_seen_on_this_boot(tmp_path):
+def _held(level, **probe):
+    """Note the same value CONFIRM times: a level the host held."""
+    for _ in range(placement.CONFIRM):
+        got = level.note_handoff(probe["handoff"]) if "handoff" in probe else level.note(probe)
+    return got
+
+
+def test_the_hand_off_level_is_one_the_runs_held_on_this_boot(tmp_path):
     path = tmp_path / placement.LEVEL_FILE
     level = placement.NearLevel(path)
     assert level.note_handoff(None) is None
     assert level.note_handoff(_handoff(n288=500)) == 296  # the first run, far or not
     assert level.note({"pingpong_ns": 118}) == 118  # the ping-pong level keeps the hand-off one
-    assert level.note_handoff(_handoff(n128=500)) == 136
+    assert _held(level, handoff=_handoff(n128=500)) == 136
     assert level.note_handoff(_handoff(n96=50, n2000=900)) == 136  # too few spinning waits
-    assert level.note({"pingpong_ns": 100}) == 100  # a lower ping-pong rewrites the file...
+    assert _held(level, pingpong_ns=100) == 100  # a lower ping-pong level rewrites the file...
     assert placement.NearLevel(path).note_handoff(_handoff(n288=500)) == 136  # ...keeping this
     assert placement.NearLevel(path).get() == 100
     d = json.loads(path.read_text())
@@ -120,13 +133,13 @@ def test_a_level_that_cannot_be_kept_still_holds_for_this_runner(tmp_path):
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("")
     level = placement.NearLevel(blocker / placement.LEVEL_FILE)
-    assert level.note({"pingpong_ns": 52}) == 52
+    assert _held(level, pingpong_ns=52) == 52
     assert placement.is_far({"pingpong_ns": 320}, level.note({"pingpong_ns": 320}))
 
 
 def test_wait_ends_at_the_first_near_probe(tmp_path):
     level = placement.NearLevel(tmp_path / placement.LEVEL_FILE)
-    level.note({"pingpong_ns": 50})
+    _held(level, pingpong_ns=50)
     clock = FakeClock()
     last, w = placement.wait_until_near(level, probe=probes(330, 320, 55, 400), max_wait_s=15,
                                         poll_s=0.25, sleep=clock.sleep, clock=clock)
@@ -136,7 +149,7 @@ def test_wait_ends_at_the_first_near_probe(tmp_path):
 
 def test_wait_gives_up_after_its_maximum_and_says_far(tmp_path):
     level = placement.NearLevel(tmp_path / placement.LEVEL_FILE)
-    level.note({"pingpong_ns": 50})
+    _held(level, pingpong_ns=50)
     clock = FakeClock()
     last, w = placement.wait_until_near(level, probe=probes(*[330] * 100), max_wait_s=2,
                                         poll_s=0.25, sleep=clock.sleep, clock=clock)
@@ -149,7 +162,7 @@ def test_wait_gives_up_after_its_maximum_and_says_far(tmp_path):
 
 def _far_level(cal):
     """A level no real probe comes near: every probe of the trial is far."""
-    placement.NearLevel(cal / placement.LEVEL_FILE).note({"pingpong_ns": 1e-3})
+    _held(placement.NearLevel(cal / placement.LEVEL_FILE), pingpong_ns=1e-3)
 
 
 @pytest.fixture
@@ -207,7 +220,9 @@ def test_a_trial_waits_for_near_and_records_it(tmp_path, two_cpus):
     handoff_level = json.loads((cal / placement.LEVEL_FILE).read_text())["handoff_ns"]
     assert ms["near_handoff_ns"] == handoff_level <= placement.median_handoff_ns(d["engine"]["barrier_handoff"])
     assert ms["far_share"] == placement.far_share(d["engine"]["barrier_handoff"], level, handoff_level)
-    assert level is not None and level <= ms["before"]["pingpong_ns"] and level <= ms["after"]["pingpong_ns"]
+    # the level: the highest of the fewer than CONFIRM probes this trial made
+    seen = json.loads((cal / placement.LEVEL_FILE).read_text())["pingpong_ns_lowest"]
+    assert level == seen[-1] and ms["after"]["pingpong_ns"] in seen and ms["before"]["pingpong_ns"] in seen
 
 
 def _trial_beside_a_far_level(tmp_path, profile, wait_max):

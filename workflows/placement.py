@@ -17,9 +17,9 @@ Loaded trials are kept: in the 6a751fe pair those that ended far took a median 1
 1.46x (ADM), 1.03x (LADM) their near siblings, but they are long (5-47 s) and most would
 end far again, and re-running them would cost ~5 of the quick run's minutes
 (docs/reference-runs.md, "The pair at 6a751fe").
-"Near" is relative to the lowest ping-pong seen on this boot (NearLevel, a file the workflow
-keeps beside the calibration cache): on a machine whose CPUs never move, every probe is
-near and the wait costs one probe."""
+"Near" is relative to the ping-pong level the host has held on this boot (NearLevel: the
+CONFIRM-th lowest probe, in a file the workflow keeps beside the calibration cache): on a
+machine whose CPUs never move, every probe is near and the wait costs one probe."""
 import json
 import math
 import os
@@ -56,8 +56,8 @@ def is_far(probe, near_ns, ratio=FAR_RATIO):
 # other (ping-pong level ~50 ns), 240-300 ns when far (60 s of 1 s no-load runs at 6dc1221,
 # each run's p10-p90 on one side; a run that changed placement midway split between them).
 # The threshold sits between the two in ratio: 3.5x the near ping-pong level where one is
-# known, else 176 ns; and, where the run's workflow has seen a near hand-off level (the
-# lowest median hand-off of its runs), at most 2x that. The ping-pong level alone missed
+# known, else 176 ns; and, where the run's workflow has seen a near hand-off level (its
+# runs' median hand-offs, NearLevel), at most 2x that. The ping-pong level alone missed
 # far runs when the host's nearest placement was farther than usual: in the b6bf153 pair
 # near ping-pong was 118 ns (threshold 413 ns) while hand-offs kept their bands (128 ns
 # near, 288-304 ns far; docs/reference-runs.md). Replayed over the kept no-load runs of six
@@ -129,15 +129,27 @@ def _boot_id():
         return None
 
 
+# The near levels are the CONFIRM-th lowest value seen, not the lowest: one probe can read
+# far below the host's usual near placement. In run A of the c0399cb pair (another host:
+# ping-pong 103-194 ns, no bimodal phases) a single probe read 39 ns 18 minutes in; from then
+# every usual probe (>= 3x 39) was far and every run's hand-offs (threshold 3.5x 39 = 136 ns)
+# too: 118 trials waited 242 s, 126 no-load runs were re-run, 63 of 114 no-load and 95 of 156
+# loaded runs were marked far (their walls: a median 1.00x their configuration's), and the run
+# took 48 minutes against run B's 33 (docs/reference-runs.md, "The pair at c0399cb").
+CONFIRM = 5
+
+
 class NearLevel:
-    """The lowest ping-pong seen on this machine since it booted (a reboot may land a VM on
-    another host), and beside it the lowest median barrier hand-off of any run, kept in
-    `path` so every trial of a workflow shares them."""
+    """The near ping-pong level of this machine since it booted (a reboot may land a VM on
+    another host), and beside it the near barrier hand-off level (runs' median hand-offs),
+    kept in `path` so every trial of a workflow shares them. Each level is the CONFIRM-th
+    lowest value seen (the highest while fewer were seen): a level the host held for a
+    while, not one probe's reading."""
 
     def __init__(self, path):
         self.path = Path(path)
         self.boot = _boot_id()
-        self.held = {}  # levels this runner could not keep in its file
+        self.held = {}  # the lowest values this runner saw, also where it could not keep them in its file
 
     def _same_boot(self):
         """The level file's contents if written since this boot, else {}."""
@@ -147,38 +159,40 @@ class NearLevel:
             return {}
         return d if isinstance(d, dict) and d.get("boot_id") == self.boot else {}
 
-    def _stored(self, d, key):
-        ns = d.get(key)
-        return ns if isinstance(ns, (int, float)) and ns > 0 else None
+    @staticmethod
+    def _values(d, key):
+        vs = d.get(f"{key}_lowest")
+        return sorted(x for x in vs if isinstance(x, (int, float)) and x > 0) if isinstance(vs, list) else []
 
     def get(self):
-        return self._stored(self._same_boot(), "pingpong_ns")
+        lowest = self._values(self._same_boot(), "pingpong_ns") or self.held.get("pingpong_ns")
+        return lowest[-1] if lowest else None
 
     def _lower(self, key, found):
-        """Lower the level under `key` to the lowest of `found` (numbers; falsy ones are
-        skipped) and keep it in the file; returns the level."""
+        """Add `found` (numbers; falsy ones are skipped) to the lowest values under `key`,
+        keep them in the file, and return the level (the highest of the lowest CONFIRM)."""
         d = self._same_boot()
-        level = self._stored(d, key)
-        held = self.held.get(key)
-        if held is not None and (level is None or held < level):
-            level = held
+        lowest = self._values(d, key) or self.held.get(key, [])
         found = [x for x in found if x]
-        if found and (level is None or min(found) < level):
-            level = self.held[key] = min(found)
-            try:
-                write_json(self.path, {**d, key: level, "boot_id": self.boot,
-                                       "host": os.uname().nodename, "updated_unix": time.time()})
-            except OSError:
-                pass  # an unwritable folder costs the next trials the level, not this one its run
-        return level
+        if found:
+            new = sorted(lowest + found)[:CONFIRM]
+            if new != lowest:
+                try:
+                    write_json(self.path, {**d, key: new[-1], f"{key}_lowest": new, "boot_id": self.boot,
+                                           "host": os.uname().nodename, "updated_unix": time.time()})
+                except OSError:
+                    pass  # an unwritable folder costs the next trials the level, not this one its run
+            lowest = new
+        self.held[key] = lowest
+        return lowest[-1] if lowest else None
 
     def note(self, *probes):
-        """Lower the ping-pong level to the lowest of these probes'; returns the level."""
+        """Note these probes' ping-pongs in the near level; returns the level."""
         return self._lower("pingpong_ns", map(pingpong_ns, probes))
 
     def note_handoff(self, handoff):
-        """Lower the near hand-off level to this run's median spinning hand-off (engine JSON's
-        barrier_handoff); returns the level."""
+        """Note this run's median spinning hand-off (engine JSON's barrier_handoff) in the near
+        hand-off level; returns the level."""
         return self._lower("handoff_ns", [median_handoff_ns(handoff)])
 
     def far(self, probe):

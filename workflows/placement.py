@@ -131,7 +131,7 @@ def _boot_id():
 
 # The near levels are the CONFIRM-th lowest value seen, not the lowest: one probe can read
 # far below the host's usual near placement. In run A of the c0399cb pair (another host:
-# ping-pong 103-194 ns, no bimodal phases) a single probe read 39 ns 18 minutes in; from then
+# ping-pong 103-194 ns, no bimodal phases) a single probe read 39 ns 13 minutes in; from then
 # every usual probe (>= 3x 39) was far and every run's hand-offs (threshold 3.5x 39 = 136 ns)
 # too: 118 trials waited 242 s, 126 no-load runs were re-run, 63 of 114 no-load and 95 of 156
 # loaded runs were marked far (their walls: a median 1.00x their configuration's), and the run

@@ -295,3 +295,18 @@ def test_pi_sees_the_runners_load(tmp_path):
         e = json.loads(out.read_text())["engine"]
         deactivations = [t["deactivations"] for t in e["threads"]]
         assert sum(deactivations) >= 1, f"run {i}: no deactivation {deactivations}, efficiency {e['efficiency']:.2f}"
+
+
+def test_sigusr1_prints_where_the_runner_is_and_the_trial_goes_on(tmp_path):
+    """The diagnostic a hung runner gets (trial_helpers.Runner.wait): every thread's stack on
+    stderr, the trial undisturbed by it; an interrupt then still ends it cleanly."""
+    out = tmp_path / "t.json"
+    r = Runner(out, profile="none", engine=SLOW_ENGINE)
+    time.sleep(1.5)
+    r.proc.send_signal(signal.SIGUSR1)
+    time.sleep(0.5)
+    assert r.proc.poll() is None
+    r.proc.send_signal(signal.SIGINT)
+    assert r.wait(60) == 130, r.stderr
+    assert "most recent call first" in r.stderr and "trial.py" in r.stderr, r.stderr
+    assert not out.exists() and wait_until_gone(r, 2.0) == []

@@ -38,10 +38,19 @@ class Runner:
     def wait(self, timeout=300):
         try:
             self.stdout, self.stderr = self.proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:  # stop it the way a user would, so it cleans up
-            self.proc.terminate()
-            self.stdout, self.stderr = self.proc.communicate(timeout=120)
-            raise AssertionError(f"the trial did not end within {timeout} s: {self.stderr}") from None
+        except subprocess.TimeoutExpired:
+            import signal
+            import time
+            self.proc.send_signal(signal.SIGUSR1)  # the runner prints where every thread is
+            time.sleep(1.0)
+            self.proc.terminate()  # then stop it the way a user would, so it cleans up
+            try:
+                self.stdout, self.stderr = self.proc.communicate(timeout=30)
+            except subprocess.TimeoutExpired:  # it ignores that too: kill it, keep what it said
+                self.proc.kill()
+                self.stdout, self.stderr = self.proc.communicate()
+            raise AssertionError(f"the trial did not end within {timeout} s (its threads' stacks at the "
+                                 f"end of stderr): {self.stderr}") from None
         return self.proc.returncode
 
     @property

@@ -1,5 +1,7 @@
 """`airlab trial`: run one trial by hand (the workflow runs the same code for every trial)."""
 import argparse
+import faulthandler
+import signal
 import sys
 
 from airbase.errors import UsageError
@@ -92,6 +94,9 @@ def register(sub):
 def trial_cmd(args):
     from workflows.trial import (TrialError, TrialInterrupted, TrialTimeout, TrialUnavailable,
                                  UsageProblem, run_trial, write_failure)
+    # SIGUSR1 prints every thread's stack to stderr and the runner goes on: how a test (or a
+    # user) sees where a runner that ignored its interrupt is stuck (tests/trial_helpers.py).
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     opts = args.engine_options
     if opts and opts[0] == "--":
         opts = opts[1:]

@@ -19,6 +19,8 @@ the claim either the whole block or its balance:
 Across-block pairs are made only where each side is one configuration: for a sweep a
 block's value is a mean over configurations of one time, and leftovers of different
 blocks do not make such a block."""
+from statistics import mean
+
 from analysis.baselines import ENGINE_KEY
 from analysis.stats import number
 
@@ -56,10 +58,6 @@ def _by_block(rows, fn, table, cols):
     return out
 
 
-def _mean(xs):
-    return sum(xs) / len(xs)
-
-
 def _rep_order(rep):
     n = number(rep)
     return (n is None, n if n is not None else 0.0, rep)
@@ -94,8 +92,8 @@ def paired_values(a_rows, b_rows, fn, table, op):
     for rep in sorted(set(a) & set(b), key=_rep_order):
         keys = set(a[rep]) & set(b[rep])
         if keys:
-            va = _mean([v for k in keys for v in a[rep][k]])
-            vb = _mean([v for k in keys for v in b[rep][k]])
+            va = mean([v for k in keys for v in a[rep][k]])
+            vb = mean([v for k in keys for v in b[rep][k]])
             out.append((rep, op(va, vb), MATCHED))
     configs = {k for blocks in (a, b) for per in blocks.values() for k in per}
     if len(configs) == 1:
@@ -103,5 +101,5 @@ def paired_values(a_rows, b_rows, fn, table, op):
         left_a = [r for r in a if key in a[r] and key not in b.get(r, {})]
         left_b = [r for r in b if key in b[r] and key not in a.get(r, {})]
         for ra, rb in nearest_pairs(left_a, left_b):
-            out.append((f"{ra}/{rb}", op(_mean(a[ra][key]), _mean(b[rb][key])), ACROSS))
+            out.append((f"{ra}/{rb}", op(mean(a[ra][key]), mean(b[rb][key])), ACROSS))
     return [(label, v, how) for label, v, how in out if v is not None]

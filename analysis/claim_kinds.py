@@ -12,7 +12,7 @@ from pathlib import Path
 
 from analysis import pairing
 from analysis.baselines import Baselines
-from analysis.stats import number
+from analysis.stats import level_key, number
 from analysis.tracking import tracking_gap
 
 
@@ -25,11 +25,6 @@ def same(a, b):
     """Equal as numbers when both are ('0' and 0.0 are the same remote share), else as text."""
     fa, fb = number(a), number(b)
     return fa == fb if fa is not None and fb is not None else str(a) == str(b)
-
-
-def level_key(v):
-    """Sort order of a column's levels: numbers by value, then text."""
-    return (number(v) is None, number(v) or 0.0, str(v))
 
 
 # ---- the rows of one table, with what the measures need beside them ----------------------

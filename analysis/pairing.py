@@ -22,7 +22,7 @@ blocks do not make such a block."""
 from statistics import mean
 
 from analysis.baselines import ENGINE_KEY
-from analysis.stats import number
+from analysis.stats import level_key, number
 
 # The columns that tell two runs' configurations apart, besides the sides' own columns.
 CONFIG = ENGINE_KEY + ("profile", "setup", "ctp_us", "n_loads")
@@ -58,11 +58,6 @@ def _by_block(rows, fn, table, cols):
     return out
 
 
-def _rep_order(rep):
-    n = number(rep)
-    return (n is None, n if n is not None else 0.0, rep)
-
-
 def nearest_pairs(left_a, left_b):
     """Pairs of a's and b's leftover blocks, nearest first, each block once:
     [(rep_a, rep_b)]. Ties go to the earlier blocks."""
@@ -71,14 +66,14 @@ def nearest_pairs(left_a, left_b):
         for rb in left_b:
             na, nb = number(ra), number(rb)
             dist = abs(na - nb) if na is not None and nb is not None else float("inf")
-            cands.append((dist, _rep_order(ra), _rep_order(rb), ra, rb))
+            cands.append((dist, level_key(ra), level_key(rb), ra, rb))
     used_a, used_b, out = set(), set(), []
     for _, _, _, ra, rb in sorted(cands):
         if ra not in used_a and rb not in used_b:
             used_a.add(ra)
             used_b.add(rb)
             out.append((ra, rb))
-    return sorted(out, key=lambda p: _rep_order(p[0]))
+    return sorted(out, key=lambda p: level_key(p[0]))
 
 
 def paired_values(a_rows, b_rows, fn, table, op):
@@ -89,7 +84,7 @@ def paired_values(a_rows, b_rows, fn, table, op):
     cols = sweep_columns(a_rows, b_rows)
     a, b = _by_block(a_rows, fn, table, cols), _by_block(b_rows, fn, table, cols)
     out = []
-    for rep in sorted(set(a) & set(b), key=_rep_order):
+    for rep in sorted(set(a) & set(b), key=level_key):
         keys = set(a[rep]) & set(b[rep])
         if keys:
             va = mean([v for k in keys for v in a[rep][k]])

@@ -72,6 +72,12 @@ def number(v):
         return None
 
 
+def level_key(v):
+    """Sort order of a column's levels (sweep values, repetition blocks): numbers by value,
+    then text."""
+    return (number(v) is None, number(v) or 0.0, str(v))
+
+
 def read_rows(path):
     """A table's rows as dicts of strings (results/<scale>/tables/*.csv)."""
     with open(path) as f:

@@ -29,6 +29,11 @@ from airbase import cpus, proctags, threads
 from loads import kinds
 
 STOP_GRACE_S = 3.0
+# How long start() and stop() wait for the scheduler thread. It never should take this
+# long; if it does (a runner once ignored signals for 180 s after SIGINT in a test, cause
+# unknown), the set kills what it started by its tag and says so instead of hanging.
+START_WAIT_S = 60.0
+STOP_SLACK_S = 15.0
 _libc = ctypes.CDLL(None, use_errno=True)
 PR_SET_PDEATHSIG = 1
 
@@ -44,6 +49,11 @@ class ProcessHooks:
     preexec: Optional[Callable] = None
     on_started: Optional[Callable] = None
     ran_since: Optional[Callable] = None
+
+
+class SchedulerStuck(RuntimeError):
+    """The scheduler thread did not start or stop the loads in time; what it had started
+    was killed by the set's tag."""
 
 
 class _Load:
@@ -86,8 +96,14 @@ class LoadSet:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        self.stop()
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            self.stop()
+        except SchedulerStuck:
+            if exc_type is None:
+                raise
+            # already leaving with an exception (an interrupt, a failed run): that one is
+            # what the caller must see; the loads are gone either way
         return False
 
     def start(self, t0=None):
@@ -100,28 +116,59 @@ class LoadSet:
         ready = threading.Event()
         self._thread = threads.start(threading.Thread(target=self._schedule, args=(ready,), name="loads",
                                                       daemon=True))
-        ready.wait()  # loads due at once are running when start() returns
+        if not ready.wait(START_WAIT_S):  # loads due at once are running when start() returns
+            raise SchedulerStuck(f"the load scheduler did not start the loads within {START_WAIT_S:g} s")
 
     def stop(self):
         """Stop every load still running, wait until each process group is gone, and return
         the load records (docs/interfaces.md). Safe to call more than once."""
         if self.records is not None:
             return self.records
-        with self._cv:
-            self._stop_requested = True
-            self._cv.notify_all()
-        if self._thread:
+        # The scheduler holds the condition's lock while it starts and stops loads, so a
+        # stuck one would hold stop() here too: bounded like the join.
+        deadline = time.monotonic() + self.stop_budget_s()
+        stuck = not self._cv.acquire(timeout=self.stop_budget_s())
+        if not stuck:
             try:
-                self._thread.join()
+                self._stop_requested = True
+                self._cv.notify_all()
+            finally:
+                self._cv.release()
+        if self._thread is None:
+            self.t0 = time.monotonic()
+        elif not stuck:
+            try:
+                self._thread.join(max(0.0, deadline - time.monotonic()))
+                stuck = self._thread.is_alive()
             except RuntimeError:
                 # An interrupt landed inside start(), before the thread had started: it
                 # may still start, but then finds the stop request and starts nothing.
                 pass
-        else:
-            self.t0 = time.monotonic()
+        if stuck:
+            self._kill_by_tag()
         self._end_watchdog()
         self.records = [self._record(ld) for ld in self.loads]
+        if stuck:
+            raise SchedulerStuck(f"the load scheduler did not stop the loads within "
+                                 f"{self.stop_budget_s():g} s; killed what it had started by its tag")
         return self.records
+
+    def stop_budget_s(self):
+        """Time the scheduler may take to stop every load: a grace period and a kill each."""
+        return STOP_SLACK_S + 2 * STOP_GRACE_S * len(self.loads)
+
+    def _kill_by_tag(self):
+        """Without the scheduler thread: SIGKILL every process of this set (its groups, and
+        whatever carries its tag), and mark the loads it had not stopped as lingering."""
+        for ld in self.loads:
+            if ld.popen is not None and ld.stopped is None:
+                _signal_group(ld.popen.pid, signal.SIGKILL)
+                ld.lingered = True
+        for pid in processes_tagged(self.tag):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
 
     def _start_watchdog(self):
         """Kills this set's processes if the launcher dies before stop() (loads.watchdog)."""

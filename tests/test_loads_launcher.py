@@ -8,11 +8,13 @@ from pathlib import Path
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
 
-from loads.launcher import LoadSet, ProcessHooks, processes_tagged
+from loads import launcher
+from loads.launcher import LoadSet, ProcessHooks, SchedulerStuck, processes_tagged
 from loads.profiles import resolve_profile
 
 
@@ -168,6 +170,68 @@ def test_an_error_in_the_caller_stops_every_load(tmp_path):
     assert processes_tagged(loads.tag) == []
     assert all(r["stop_s"] is not None and r["stopped_cleanly"] for r in loads.records)
 
+
+
+TWO_SLEEPS = ("description: two sleeps, the second later\nprocesses:\n"
+              "  - {name: first, kind: command, argv: [sleep, '300']}\n"
+              "  - {name: second, kind: command, argv: [sleep, '300'], start_s: 0.3}\n")
+
+
+@pytest.fixture
+def short_waits(monkeypatch):
+    monkeypatch.setattr(launcher, "START_WAIT_S", 1.0)
+    monkeypatch.setattr(launcher, "STOP_SLACK_S", 1.0)
+    monkeypatch.setattr(launcher, "STOP_GRACE_S", 0.5)
+
+
+def _blocking_hook(which, release):
+    """on_started runs in the scheduler thread: blocking there for load `which` stands in
+    for a scheduler thread that hangs (what once kept a runner alive 180 s after SIGINT)."""
+    return ProcessHooks(on_started=lambda pid, load: release.wait(60) if load["name"] == which else None)
+
+
+def test_a_stuck_scheduler_does_not_hang_stop(tmp_path, short_waits):
+    """stop() waits a bounded time for the scheduler thread, then kills by tag what it had
+    started and says so (SchedulerStuck), with records, instead of waiting forever."""
+    prof = tmp_path / "two.yaml"
+    prof.write_text(TWO_SLEEPS)
+    release = threading.Event()
+    loads = LoadSet(resolve_profile(str(prof)), hooks=_blocking_hook("second", release), workdir=tmp_path / "w")
+    try:
+        loads.start()
+        time.sleep(0.8)  # the second starts at 0.3 s, and its hook never returns
+        assert len(processes_tagged(loads.tag)) == 2
+        t = time.monotonic()
+        with pytest.raises(SchedulerStuck, match="did not stop the loads within 3 s"):
+            loads.stop()
+        assert time.monotonic() - t < 5
+        time.sleep(0.2)
+        assert processes_tagged(loads.tag) == []
+        assert [r["stopped_cleanly"] for r in loads.records] == [False, False]
+        assert loads.stop() is loads.records  # a second stop() (the `with`'s) returns them
+    finally:
+        release.set()
+        for pid in processes_tagged(loads.tag):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_a_stuck_start_raises_and_leaves_nothing(tmp_path, short_waits):
+    """The same at start(): a scheduler that never reports the first loads running makes
+    start() fail after START_WAIT_S; leaving the `with` on that error does not replace it
+    with the stop's, and kills what was started."""
+    prof = tmp_path / "two.yaml"
+    prof.write_text(TWO_SLEEPS)
+    release = threading.Event()
+    try:
+        with pytest.raises(SchedulerStuck, match="did not start the loads within 1 s"):
+            with LoadSet(resolve_profile(str(prof)), hooks=_blocking_hook("first", release),
+                         workdir=tmp_path / "w") as loads:
+                loads.start()
+        assert processes_tagged(loads.tag) == []
+    finally:
+        release.set()
+        for pid in processes_tagged(loads.tag):
+            os.kill(pid, signal.SIGKILL)
 
 # About 0.3 s of CPU time, then it ends: measured by the process itself, so the machine's
 # other load only stretches the wall time.

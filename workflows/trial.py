@@ -24,7 +24,7 @@ import jsonschema
 from airbase import proctags, threads
 from airbase.atomic import write_json
 from airbase.paths import AIRPDES, SCHEMAS
-from loads.launcher import LoadSet, load_problems
+from loads.launcher import LoadSet, SchedulerStuck, load_problems
 from loads.profiles import ProfileError, resolve_profile
 from workflows import calibration as calib, machine, machine_speed, noise, perf, placement, workflow_pause
 from workflows.setups import SetupError, leftovers, open_setup
@@ -480,6 +480,8 @@ def _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold, lev
     except SetupError as e:  # could not be applied here (exit 3), or not undone (a failure)
         if engine is None:
             raise TrialUnavailable(str(e)) from None
+        raise TrialError(str(e)) from None
+    except SchedulerStuck as e:  # nothing of the loads is left, but their records are not to be trusted
         raise TrialError(str(e)) from None
     finally:
         pause.end()

@@ -19,7 +19,7 @@ import sys
 from snakemake.utils import min_version, validate
 
 from analysis.claims import ClaimError, check_claims
-from workflows.experiments import (ExperimentError, all_trials, block_order, block_ranks, estimate_minutes,
+from workflows.experiments import (ExperimentError, all_trials, block_order, block_ranks, estimate_minutes, NEAR_HOST,
                                   previous_block, profile_label, runner_args, top_up_minutes)
 
 min_version("9.0")
@@ -111,8 +111,9 @@ def print_estimate():
         more = (f"; up to {extra} more ({extra_min:.0f} min) where a claim is undecided after the first "
                 "repetitions" if extra else "")
         print(f"airlab: scale {s}: {len(plan)} experiments, {n} trials (estimate: "
-              f"{estimate_minutes(plan):.0f} min on 2 cores from scratch; trials run one at a time{more})",
-              file=sys.stderr)
+              f"{estimate_minutes(plan):.0f} min on 2 cores from scratch, "
+              f"{estimate_minutes(plan, NEAR_HOST):.0f} on a host that keeps its vCPUs near each other; "
+              f"trials run one at a time{more})", file=sys.stderr)
 
 
 def is_dry_run(argv):

@@ -16,6 +16,7 @@ import itertools
 import json
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import jsonschema
@@ -388,14 +389,26 @@ NO_LOAD_FACTOR = 1.05    # no-load wall_s / target_s, median of 604 trials (p25-
 # runner start to engine start, the workflow's settle, the probes (median 0.43-0.53 s a
 # trial), and Snakemake's gap between trials (2.5-2.6 min over 326: ~0.47 s)
 TRIAL_OVERHEAD_S = 1.0
-# Waiting for near CPUs before a trial (--wait-near, the workflow's default): most trials
-# wait one probe, a few up to 15 s (a mean of 0.9-1.3 s a trial over the four runs).
-NEAR_WAIT_S = 1.0
-# Re-running a no-load trial whose run was far (workflows/placement.py): 0.11-0.48 re-runs
-# per no-load trial (median 0.33), each ~10 s (9.3-11.3: the far run, ~1.3x a near one,
-# and the wait before the next; the spread is the host's, not the plan's).
-FAR_RERUNS_PER_NO_LOAD = 0.33
-FAR_RERUN_WAIT_S = 6.5
+# The far handling depends on the host, which no plan knows before it runs. A host that
+# often places the two vCPUs far apart (the lab's first host, 24-27 Nov):
+#   waiting for near CPUs before a trial (--wait-near, the workflow's default): most trials
+#   wait one probe, a few up to 15 s (a mean of 0.9-1.3 s a trial over the four runs);
+#   re-running a no-load trial whose run was far (workflows/placement.py): 0.11-0.48
+#   re-runs per no-load trial (median 0.33), each ~10 s (9.3-11.3: the far run, ~1.3x a
+#   near one, and the wait before the next).
+# A host that keeps them near (the a5f1b20 pair, 28 Nov): 8 s of waiting in a whole run,
+# 0.20-0.25 re-runs per no-load trial, no wait before them; the runs took 36.1 and 33.3 min
+# where the far host's constants said 43 (its near waits 4.5 min and far re-runs 5.9, the
+# pair's 0.1 and 1.6-2.2). The estimate printed gives both; budgets use the far host's.
+@dataclass(frozen=True)
+class HostPlacement:
+    near_wait_s: float             # per trial
+    far_reruns_per_no_load: float
+    far_rerun_wait_s: float        # before each re-run, besides the run itself
+
+
+FAR_HOST = HostPlacement(near_wait_s=1.0, far_reruns_per_no_load=0.33, far_rerun_wait_s=6.5)
+NEAR_HOST = HostPlacement(near_wait_s=0.0, far_reruns_per_no_load=0.23, far_rerun_wait_s=0.0)
 ANALYSIS_S_PER_EXPERIMENT = 5.0
 SOLO_S = 9.0
 # Each pilot run's settle, wait for near CPUs and probe after it (a calibrating trial's time
@@ -451,7 +464,7 @@ def _slowdown_factor(engine, demand):
     return 1.0 + _PER_LOAD_CPU[kind] * demand
 
 
-def estimate_seconds(trial):
+def estimate_seconds(trial, host=FAR_HOST):
     e = trial["engine"]
     if trial.get("target_s") is not None:
         base = trial["target_s"]
@@ -470,14 +483,15 @@ def estimate_seconds(trial):
         base *= _slowdown_factor(e, _demand(trial))
     if trial["profile"] == "none":
         base *= NO_LOAD_FACTOR
-        far = FAR_RERUNS_PER_NO_LOAD * (base + FAR_RERUN_WAIT_S)
+        far = host.far_reruns_per_no_load * (base + host.far_rerun_wait_s)
     else:
         far = 0.0
-    return TRIAL_OVERHEAD_S + NEAR_WAIT_S + base + far
+    return TRIAL_OVERHEAD_S + host.near_wait_s + base + far
 
 
-def estimate_minutes(plan):
-    """Minutes for the plan's trials, not counting top-up repetitions (top_up_minutes)."""
+def estimate_minutes(plan, host=FAR_HOST):
+    """Minutes for the plan's trials, not counting top-up repetitions (top_up_minutes), on a
+    host that places its vCPUs as `host` says (FAR_HOST: the longer, budgeted estimate)."""
     total, pilots = 0.0, set()
     for exp, trials in plan.values():
         total += ANALYSIS_S_PER_EXPERIMENT
@@ -486,7 +500,7 @@ def estimate_minutes(plan):
         for t in trials:
             if t.get("top_up"):
                 continue
-            total += estimate_seconds(t)
+            total += estimate_seconds(t, host)
             if t.get("target_s") is not None:
                 pilots.add((key_of(work_of(parse_options(t["argv"])), t["target_s"]), t["target_s"]))
     return (total + sum(pilot_seconds(target) for _, target in pilots)) / 60

@@ -6,7 +6,8 @@ and writes the summary (results/<scale>/tables/summary.csv).
 Each statistic gets a 95% interval over repetitions (Student's t, analysis.stats.mean_ci;
 97.5% when its experiment adds repetitions to undecided claims: analysis/sequential.py).
 Verdict: agrees when the whole interval passes the test, differs when the whole interval
-fails it, inconclusive when it straddles the boundary or there are fewer than 2
+fails it (for a claim judged at m levels or parts, the wider interval at 1 - 0.05/m of
+analysis/family.py), inconclusive when it straddles the boundary or there are fewer than 2
 repetitions, "not measurable here" (with the reason) when this machine cannot measure it,
 "not run at this scale" when the run has no table of its experiment, or no trial (ok or
 failed) of the rows the claim reads (a smaller scale may leave out an experiment, or the
@@ -26,8 +27,9 @@ from airbase.atomic import write_csv
 from airbase.paths import CONFIGS, SCHEMAS
 from airbase.schema_messages import read_yaml, schema_errors
 from analysis import replication
+from analysis.family import family_level, judge_interval
 from analysis.aggregate import COLUMNS
-from analysis.claim_kinds import (MEASURES, NEEDS, STATISTICS, TESTS, NotMeasurable, Table, filter_ops,
+from analysis.claim_kinds import (MEASURES, NEEDS, STATISTICS, NotMeasurable, Table, filter_ops,
                                   describe, level_key, same, select, test_text)
 from analysis.sequential import SINGLE_LOOK, TWO_LOOKS, interval_text
 from analysis.stats import mean_ci, read_rows
@@ -194,8 +196,10 @@ def _g(v):
     return f"{v:.3g}"
 
 
-def judge_sample(sample, test, label="", level=SINGLE_LOOK):
-    """The verdict on one sample of per-repetition values (its interval at `level`)."""
+def judge_sample(sample, test, label="", level=SINGLE_LOOK, family=1):
+    """The verdict on one sample of per-repetition values (its interval at `level`), one of
+    `family` levels the claim is judged at (differs needs the wider interval of
+    analysis/family.py)."""
     vals = sample.values
     note = f" ({sample.note})" if sample.note else ""
     if not vals:
@@ -204,12 +208,15 @@ def judge_sample(sample, test, label="", level=SINGLE_LOOK):
     if n < 2:
         return Judged("inconclusive", f"{_g(m)} from one repetition: no interval{note}", m, None, None, n, label)
     lo, hi = m - h, m + h
-    (name, arg), = test.items()
-    verdict, margin = TESTS[name](lo, hi, arg)
-    again = replication.verdict_probabilities(vals, test, level)
+    wide = family_level(level, family)
+    verdict, margin, only_narrow = judge_interval(m, h, mean_ci(vals, wide)[1], test)
+    again = replication.verdict_probabilities(vals, test, level, family)
     said = {"agrees": f"the whole interval is {test_text(test)}",
             "differs": f"the whole interval fails {test_text(test)}",
             "inconclusive": f"the interval straddles the bound of {test_text(test)}"}[verdict]
+    if only_narrow:
+        said = (f"the interval fails {test_text(test)}, but not the {wide:.2%} one that one of "
+                f"{family} levels needs to make the claim differ")
     return Judged(verdict, f"{_g(m)} [{_g(lo)}, {_g(hi)}] n={n}: {said}{note}", m, lo, hi, n, label, margin, again)
 
 
@@ -234,17 +241,18 @@ def combine(results, label=""):
                   pick.value, pick.lo, pick.hi, pick.n, label, pick.margin, again)
 
 
-def judge_part(rows, part, table, label="", level=SINGLE_LOOK):
-    """(verdict, detail text) of one part: at each level of `each`, or once."""
+def judge_part(rows, part, table, label="", level=SINGLE_LOOK, family=1):
+    """(verdict, detail text) of one part: at each level of `each`, or once; `family` is the
+    number of levels the whole claim is judged at."""
     each, stat = part.get("each"), part["statistic"]
     if not each:
-        r = judge_sample(STATISTICS[stat["kind"]](rows, stat, table), part["test"], label, level)
+        r = judge_sample(STATISTICS[stat["kind"]](rows, stat, table), part["test"], label, level, family)
         return r, r.brief(verdict=False)
     levels = sorted({str(r.get(each)) for r in rows if str(r.get(each, "")) != ""}, key=level_key)
     if not levels:
         return Judged("inconclusive", f"n=0: no trials with {each} here", label=label), "no trials"
     results = [judge_sample(STATISTICS[stat["kind"]](select(rows, {each: lv}), stat, table), part["test"],
-                            f"{each} {lv}", level) for lv in levels]
+                            f"{each} {lv}", level, family) for lv in levels]
     return combine(results, label), "; ".join(f"{r.label}: {r.brief()}" for r in results)
 
 
@@ -330,13 +338,14 @@ def judge_claim(claim, tables, level=SINGLE_LOOK):
         why = _unmeasurable(claim, rows)
         if why:
             raise NotMeasurable(why)
+        family = sum(1 for _ in _levels(claim, tables))
         if "all_of" in claim:
-            done = [judge_part(select(rows, p.get("where")), p, table, p.get("label", f"part {i + 1}"), level)
-                    for i, p in enumerate(claim["all_of"])]
+            done = [judge_part(select(rows, p.get("where")), p, table, p.get("label", f"part {i + 1}"), level,
+                               family) for i, p in enumerate(claim["all_of"])]
             head = combine([r for r, _ in done])
             detail = "; ".join(f"{r.label}: {d}" for r, d in done)
         else:
-            head, detail = judge_part(rows, claim, table, level=level)
+            head, detail = judge_part(rows, claim, table, level=level, family=family)
     except NotMeasurable as e:
         head, detail = Judged("not measurable here", str(e)), ""
         rows = select(table.rows, claim.get("where")) if table else []

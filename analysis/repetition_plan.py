@@ -56,7 +56,7 @@ def repetitions(n, times):
 def alike(levels, level, times, draws=replication.DRAWS):
     """(chance two runs agree, the verdict most often reached) at `times` x the runs'
     repetitions."""
-    per_level = [replication.paired_runs(vals, test, level, repetitions(size, times), draws)
+    per_level = [replication.paired_runs(vals, test, level, repetitions(size, times), draws, family=len(levels))
                  for test, vals, size in levels]
     same, seen = 0, {}
     for pairs in zip(*per_level):

@@ -11,9 +11,10 @@ The model: repetitions are normal with unknown mean and spread. Given this run's
 (mean m, sd s), the mean and spread are drawn from their posterior under the usual flat
 priors (sigma^2 = (n-1) s^2 / chi^2(n-1), mu = m + sigma/sqrt(n) Z), a repeat run of n
 values is drawn from them (its mean and sd), and its interval is judged by the claim's own
-test. A plug-in estimate (the repeat's mean around m, its half-width this run's) is far too
-sure of itself with 3-8 repetitions: in simulation it promised 0.77 where 0.54 of repeats
-agreed; this one is calibrated (tests/test_replication.py). Draws are seeded by the values,
+test and rule (one of several levels says differs only at the wider interval of
+analysis/family.py). A plug-in estimate (the repeat's mean around m, its half-width this
+run's) is far too sure of itself with 3-8 repetitions: in simulation it promised 0.77
+where 0.54 of repeats agreed; this one is calibrated (tests/test_replication.py). Draws are seeded by the values,
 so the same table gives the same figure. Several levels or parts combine as verdicts do
 (differs if any differs, else inconclusive if any is, else agrees), taken as independent.
 A two-look experiment is treated as if its final repetitions had been fixed in advance.
@@ -21,7 +22,7 @@ A two-look experiment is treated as if its final repetitions had been fixed in a
 import math
 import random
 
-from analysis.claim_kinds import TESTS
+from analysis.family import family_level, judge_interval
 from analysis.stats import t_quantile
 
 DRAWS = 4000
@@ -43,43 +44,51 @@ def _truth(rng, n, m, s):
     return m + sigma / math.sqrt(n) * rng.gauss(0, 1), sigma
 
 
-def _run_verdict(rng, mu, sigma, size, t, test):
+def _run_verdict(rng, mu, sigma, size, t, test, t_family=None):
     """The verdict of one run of `size` repetitions drawn from N(mu, sigma), judged with a
-    t interval of factor t by `test`."""
-    (name, arg), = test.items()
+    t interval of factor t by `test` (differs with factor t_family: analysis/family.py)."""
     mean = mu + sigma / math.sqrt(size) * rng.gauss(0, 1)
     sd = sigma * math.sqrt(rng.gammavariate((size - 1) / 2, 2) / (size - 1)) if sigma > 0 else 0.0
-    h = t * sd / math.sqrt(size)
-    return TESTS[name](mean - h, mean + h, arg)[0]
+    scale = sd / math.sqrt(size)
+    return judge_interval(mean, t * scale, (t_family or t) * scale, test)[0]
 
 
-def verdict_probabilities(values, test, level):
+def _factors(level, family, size):
+    """The t factors of the run's interval and of the family's wider one."""
+    return t_quantile(level, size - 1), t_quantile(family_level(level, family), size - 1)
+
+
+def verdict_probabilities(values, test, level, family=1):
     """{verdict: probability} that a repeat of len(values) repetitions, judged with a
-    `level` t interval by `test` ({greater_than: x}, ...), reaches each verdict."""
+    `level` t interval by `test` ({greater_than: x}, ...) as one of `family` levels of its
+    claim, reaches each verdict."""
     n, m, s = _spread(values)
     (name, arg), = test.items()
-    t = t_quantile(level, n - 1)
-    rng = random.Random(repr((sorted(values), name, repr(arg), level)))
+    t, t_family = _factors(level, family, n)
+    seed = (sorted(values), name, repr(arg), level) + ((family,) if family > 1 else ())
+    rng = random.Random(repr(seed))
     counts = {}
     for _ in range(DRAWS if s > 0 else 1):
         mu, sigma = _truth(rng, n, m, s)
-        verdict = _run_verdict(rng, mu, sigma, n, t, test)
+        verdict = _run_verdict(rng, mu, sigma, n, t, test, t_family)
         counts[verdict] = counts.get(verdict, 0) + 1
     return _outcomes(counts, sum(counts.values()))
 
 
-def paired_runs(values, test, level, size, draws=DRAWS):
+def paired_runs(values, test, level, size, draws=DRAWS, family=1):
     """[(verdict of one run, verdict of another)] of two independent runs of `size`
     repetitions each, for `draws` draws of the truth from the posterior these values give:
     the same truth for both runs, as for two runs on one machine. For planning how many
     repetitions make a verdict recur (analysis/repetition_plan.py)."""
     n, m, s = _spread(values)
-    t = t_quantile(level, size - 1)
-    rng = random.Random(repr((sorted(values), repr(test), level, size, "paired")))
+    t, t_family = _factors(level, family, size)
+    seed = (sorted(values), repr(test), level, size, "paired") + ((family,) if family > 1 else ())
+    rng = random.Random(repr(seed))
     out = []
     for _ in range(draws):
         mu, sigma = _truth(rng, n, m, s)
-        out.append((_run_verdict(rng, mu, sigma, size, t, test), _run_verdict(rng, mu, sigma, size, t, test)))
+        out.append((_run_verdict(rng, mu, sigma, size, t, test, t_family),
+                    _run_verdict(rng, mu, sigma, size, t, test, t_family)))
     return out
 
 

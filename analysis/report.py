@@ -103,7 +103,8 @@ def build(scale, summary, experiments, out, claims_path=claims.DEFAULT):
          f"<p class=counts><b>{html.escape(verdict_counts(rows))}</b> Each statistic is computed per repetition "
          f"with a {html.escape(claims.INTERVAL)} (97.5% where an experiment added repetitions to claims "
          f"its first ones left undecided: the interval column says which); agrees / differs when the whole "
-         f"interval passes / fails the test, inconclusive when it straddles it or n &lt; 2. "
+         f"interval passes / fails the test (a claim judged at m levels differs only where a level's "
+         f"interval at 1 - 0.05/m fails), inconclusive when it straddles it or n &lt; 2. "
          f"'Same again' is the chance that a repeat of the run with as many repetitions reaches the "
          f"same verdict (analysis/replication.py): low where the value sits near its bound.</p>",
          f"<p>Scale <b>{scale}</b>, {now}, lab version {html.escape(machine.lab_version())}. Machine "

@@ -32,7 +32,7 @@ COLUMNS = ["experiment", "figure", "trial", "status", "reason", "rep", "baseline
            "rollbacks", "locality", "cache_misses", "cache_counter", "cache_note", "load_throughput",
            "load_unit", "solo_throughput", "load_slowdown", "engine_cpu_s", "end_time", "target_s",
            "work_key", "checksum", "disturbed", "reruns", "foreign_cpu_s", "runner_cpu_s", "far_reruns", "ended_far", "far_share",
-           "deactivations", "pi_probe_s"]
+           "deactivations", "pi_probe_s", "load_on_us", "load_off_us"]
 
 
 def n_loads(profile):
@@ -106,6 +106,12 @@ def row_of(trial, experiment, figure):
     if thr:
         row["load_throughput"] = sum(thr)
         row["load_unit"] = loads[0]["figures"].get("unit", "")
+    # An on-off load as it ran: its mean on and off periods (airload measures them; a short
+    # sleep overshoots, so CTP 10 us ran ~12 us on / ~50 us off here), over the trial's loads.
+    onoff = [ld["figures"] for ld in loads if ld["figures"].get("mean_on_us") is not None]
+    if onoff:
+        row["load_on_us"] = sum(f["mean_on_us"] for f in onoff) / len(onoff)
+        row["load_off_us"] = sum(f["mean_off_us"] for f in onoff) / len(onoff)
     row["_loads"] = loads
     return row
 

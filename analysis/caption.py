@@ -114,6 +114,9 @@ def caption(exp, rows, facts, scale="quick", claims=None):
         parts.append(f"<span class=warn>{len(faster)} trial(s) ran faster under load than their no-load "
                      "baseline (slowdown below 1): the baseline itself was slow (other work on the machine, "
                      "or the engine's run-to-run spread), so read these slowdowns with care.</span>")
+    as_run = onoff_sentence(ok)
+    if as_run:
+        parts.append(as_run)
     noise = noise_sentence(rows)
     if noise:
         parts.append(noise)
@@ -127,6 +130,41 @@ def caption(exp, rows, facts, scale="quick", claims=None):
     if exp.get("needs"):
         parts.append(f"Needs: {html.escape(exp['needs'])}.")
     return " ".join(p for p in parts if p)
+
+
+# An off period this much longer than the CTP makes the load a different load from the
+# paper's (busy half the time); the caption says so.
+OVERSHOOT = 1.5
+
+
+def _us(v):
+    return f"{v:.1f}" if v < 100 else f"{v:.0f}"
+
+
+def onoff_sentence(rows):
+    """What the on-off loads really did, per CTP: mean on and off periods over the trials
+    (the table's load_on_us / load_off_us) and the busy share they give. A sleep of a few
+    microseconds overshoots (timer and wake-up latency), so a CTP-10 load computes ~10 us
+    and sleeps several times that: a lighter load than its name."""
+    by_ctp = {}
+    for r in rows:
+        on, off, ctp = _f(r.get("load_on_us")), _f(r.get("load_off_us")), _f(r.get("ctp_us"))
+        if on is not None and off is not None and ctp:
+            by_ctp.setdefault(ctp, []).append((on, off))
+    if not by_ctp:
+        return ""
+    said, light = [], []
+    for ctp, periods in sorted(by_ctp.items()):
+        on = statistics.mean(p[0] for p in periods)
+        off = statistics.mean(p[1] for p in periods)
+        said.append(f"CTP {ctp:g} us: on {_us(on)} / off {_us(off)} us (busy {on / (on + off):.0%})")
+        if off > OVERSHOOT * ctp:
+            light.append(f"{ctp:g}")
+    text = f"On-off loads as run (mean per period over the trials): {'; '.join(said)}."
+    if light:
+        text += (f" At CTP {', '.join(light)} us the sleeps overshot (timer and wake-up latency on this "
+                 "machine): the load was busy less than the half of the time the paper's load is.")
+    return html.escape(text)
 
 
 def noise_sentence(rows):

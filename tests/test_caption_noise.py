@@ -1,6 +1,6 @@
-"""The caption's noise sentence on hand-made table rows: re-runs for other work and re-runs
-for the host's far vCPU placement (--wait-near) are told apart, as are the kept runs that
-stayed disturbed or ended far."""
+"""The caption's noise and on-off sentences on hand-made table rows: re-runs for other
+work and re-runs for the host's far vCPU placement (--wait-near) are told apart, as are the
+kept runs that stayed disturbed or ended far; on-off loads say how they really ran."""
 from analysis.caption import noise_sentence
 
 
@@ -41,3 +41,16 @@ def test_tables_from_before_wait_near_count_every_rerun_as_disturbed():
     rows = [{"disturbed": "0", "reruns": "1"}, {"disturbed": "0", "reruns": "0"}]
     assert "1 of 2 trial(s) were run again because other work" in noise_sentence(rows)
     assert "far apart" not in noise_sentence(rows)
+
+
+def test_onoff_loads_say_how_they_ran_and_when_their_sleeps_overshot():
+    from analysis.caption import onoff_sentence
+    rows = [{"ctp_us": "10.0", "load_on_us": "11.9", "load_off_us": "54.3"},
+            {"ctp_us": "10.0", "load_on_us": "12.1", "load_off_us": "45.7"},
+            {"ctp_us": "1000.0", "load_on_us": "1002", "load_off_us": "1060"},
+            {"ctp_us": "", "load_on_us": "", "load_off_us": ""}]
+    text = onoff_sentence(rows)
+    assert "CTP 10 us: on 12.0 / off 50.0 us (busy 19%)" in text, text
+    assert "CTP 1000 us: on 1002 / off 1060 us (busy 49%)" in text, text
+    assert "At CTP 10 us the sleeps overshot" in text and "At CTP 10, 1000" not in text, text
+    assert onoff_sentence([{"ctp_us": "", "load_on_us": "", "load_off_us": ""}]) == ""

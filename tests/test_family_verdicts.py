@@ -8,7 +8,7 @@ from analysis.claim_kinds import Sample
 from analysis.claims import judge_sample
 from analysis.family import family_level, judge_interval
 from analysis.stats import mean_ci
-from tests.test_claims_verdicts import b_fm_one_load, judge, outcome_values
+from test_claims_verdicts import b_fm_one_load, judge, outcome_values
 
 ABOVE = {"greater_than": 1.5}
 # mean 1.40, sd 0.03, n 3: the 95% interval [1.33, 1.47] fails > 1.5; the 98.75% one that

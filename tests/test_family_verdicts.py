@@ -45,7 +45,7 @@ def test_a_real_claim_over_four_remote_levels_is_inconclusive_not_differs(tmp_pa
     assert row["verdict"] == "differs", row
 
 
-def _false_differs(family, rule_family, draws=4000, n=3, m=4):
+def _false_differs(family, rule_family, draws=2000, n=3, m=4):
     """Share of simulated runs of m levels, all truly on the bound (the claim barely true),
     that the rule with `rule_family` levels calls differs."""
     rng, hits = random.Random(7), 0

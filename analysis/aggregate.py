@@ -106,8 +106,9 @@ def row_of(trial, experiment, figure):
     if thr:
         row["load_throughput"] = sum(thr)
         row["load_unit"] = loads[0]["figures"].get("unit", "")
-    # An on-off load as it ran: its mean on and off periods (airload measures them; a short
-    # sleep overshoots, so CTP 10 us ran ~12 us on / ~50 us off here), over the trial's loads.
+    # An on-off load as it ran: its mean on and off periods (airload measures them; an off
+    # period is the sleep, its timer latency and the wait for a CPU once awake: CTP 10 ran
+    # ~11 us on / ~50 us off here, CTP 1000 beside the engine ~1.0 / 1.6 ms), over its loads.
     onoff = [ld["figures"] for ld in loads if ld["figures"].get("mean_on_us") is not None]
     if onoff:
         row["load_on_us"] = sum(f["mean_on_us"] for f in onoff) / len(onoff)

@@ -143,9 +143,10 @@ def _us(v):
 
 def onoff_sentence(rows):
     """What the on-off loads really did, per CTP: mean on and off periods over the trials
-    (the table's load_on_us / load_off_us) and the busy share they give. A sleep of a few
-    microseconds overshoots (timer and wake-up latency), so a CTP-10 load computes ~10 us
-    and sleeps several times that: a lighter load than its name."""
+    (the table's load_on_us / load_off_us) and the busy share they give. An off period lasts
+    the sleep plus its timer latency plus the wait for a CPU once awake: a CTP-10 load
+    computes ~11 us and is off ~50 us here, a CTP-1000 one beside two engine threads is off
+    ~1.5 ms. Lighter loads than their names."""
     by_ctp = {}
     for r in rows:
         on, off, ctp = _f(r.get("load_on_us")), _f(r.get("load_off_us")), _f(r.get("ctp_us"))
@@ -162,8 +163,9 @@ def onoff_sentence(rows):
             light.append(f"{ctp:g}")
     text = f"On-off loads as run (mean per period over the trials): {'; '.join(said)}."
     if light:
-        text += (f" At CTP {', '.join(light)} us the sleeps overshot (timer and wake-up latency on this "
-                 "machine): the load was busy less than the half of the time the paper's load is.")
+        text += (f" At CTP {', '.join(light)} us the off periods ran long (the sleep's timer latency, and "
+                 "the wait for a CPU after waking beside the engine's threads): the load was busy less than "
+                 "half the time, where the paper's load is busy half of it.")
     return html.escape(text)
 
 

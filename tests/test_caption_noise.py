@@ -52,5 +52,5 @@ def test_onoff_loads_say_how_they_ran_and_when_their_sleeps_overshot():
     text = onoff_sentence(rows)
     assert "CTP 10 us: on 12.0 / off 50.0 us (busy 19%)" in text, text
     assert "CTP 1000 us: on 1002 / off 1060 us (busy 49%)" in text, text
-    assert "At CTP 10 us the sleeps overshot" in text and "At CTP 10, 1000" not in text, text
+    assert "At CTP 10 us the off periods ran long" in text and "At CTP 10, 1000" not in text, text
     assert onoff_sentence([{"ctp_us": "", "load_on_us": "", "load_off_us": ""}]) == ""

@@ -199,7 +199,7 @@ def test_a_fast_on_off_load_is_the_trials_and_never_makes_foreign_cpu_negative(t
         assert nz["foreign_cpu_s"] == max(nz["foreign_from_machine_cpu_s"], nz["foreign_from_processes_cpu_s"])
         assert nz["foreign_cpu_s"] >= 0 and nz["foreign_from_processes_cpu_s"] >= 0
     _undisturbed_in_three_tries(tmp_path, "onoff-ctp10", check, "beside the trial's own on-off load")
-    # the table says how the load really ran (on ~12 us here, off ~50: its sleeps overshoot)
+    # the table says how the load really ran (on ~11 us here, off ~50: the sleep runs long)
     from analysis.aggregate import row_of
     d = json.loads(sorted(tmp_path.glob("onoff-ctp10-*.json"))[-1].read_text())
     fig = d["loads"][0]["figures"]

@@ -18,6 +18,27 @@ static long thread_switches(void)
     return getrusage(RUSAGE_THREAD, &r) ? -1 : r.ru_nvcsw + r.ru_nivcsw;
 }
 
+/* The thread's involuntary switches so far (preempted, or a yield that handed the CPU
+ * away), -1 if unknown. */
+static long thread_preemptions(void)
+{
+    struct rusage r;
+    return getrusage(RUSAGE_THREAD, &r) ? -1 : r.ru_nivcsw;
+}
+
+/* --pi-switch-rate: whether the thread was preempted more than F times a second between
+ * the end of its last probe and now. A load that runs ~10 us at a time preempts the
+ * engine thousands of times a second, yet is rarely runnable at the instant a probe
+ * yields, so the probes alone stay fast (docs/reference-runs.md, "preemptions PI's
+ * probes do not see"). */
+static int preempted_often(const air_engine *e, const air_thread *t, double now)
+{
+    if (e->opt->pi_switch_rate <= 0 || t->pi_preempt_mark_s <= 0 || now <= t->pi_preempt_mark_s) return 0;
+    long n = thread_preemptions();
+    if (n < 0 || t->pi_preempt_mark < 0) return 0;
+    return (n - t->pi_preempt_mark) / (now - t->pi_preempt_mark_s) > e->opt->pi_switch_rate;
+}
+
 /* Seconds to the thread's next probe: --pi-interval-ms, or the grown back-off if longer. */
 static double pi_interval_s(const air_engine *e, const air_thread *t)
 {
@@ -45,16 +66,21 @@ static void pi_check(air_engine *e, air_thread *t)
      * every few hundred microseconds, so acting on a single slow one deactivated threads
      * on an idle machine (all threads active only 57-84% of a run); 3 slow probes in a
      * row did not. */
+    int preempted = preempted_often(e, t, now);
     long switches = thread_switches();
     int slow = air_probe_yield_us() > e->opt->pi_threshold_us;
     t->pi_probes++;
     t->pi_slow_probes += slow;
     t->pi_probe_s += air_wall() - now;
+    if (e->opt->pi_switch_rate > 0) {  /* the next window starts after this probe's own yields */
+        t->pi_preempt_mark = thread_preemptions();
+        t->pi_preempt_mark_s = air_wall();
+    }
     /* --pi-needs-switch: a slow probe in which the thread kept its CPU found no competitor
      * in the guest to deactivate for; it neither counts towards a deactivation nor
      * interrupts a run of slow probes, nor changes the back-off: the next probe comes at
      * the interval in force. */
-    if (slow && switches >= 0 && thread_switches() == switches) {
+    if (slow && !preempted && switches >= 0 && thread_switches() == switches) {
         t->pi_slow_kept_cpu++;
         if (e->opt->pi_needs_switch) {
             t->pi_next_s = now + pi_interval_s(e, t);
@@ -66,12 +92,13 @@ static void pi_check(air_engine *e, air_thread *t)
      * on-period, and each slow probe handed it a slice: beside LADM-PI it got ~2.5x the
      * CPU it got beside FM, docs/engine-benchmarks.md). Probe less often then. */
     double max_ms = e->opt->pi_backoff_max_ms;
-    if (max_ms > 0 && !slow && t->suspect_checks > 0) {
+    int positive = slow || preempted;
+    if (max_ms > 0 && !positive && t->suspect_checks > 0) {
         double grown = t->pi_backoff_ms > 0 ? 2 * t->pi_backoff_ms : 2 * e->opt->pi_interval_ms;
         t->pi_backoff_ms = grown > max_ms ? max_ms : (grown < 2 ? 2 : grown); /* 2: from --pi-interval-ms 0 */
     }
     t->pi_next_s = now + pi_interval_s(e, t);
-    air_detect_confirm(t, slow, 3);
+    air_detect_confirm(t, positive, 3);
     if (atomic_load(&t->want_deactivate)) t->pi_backoff_ms = 0;
 }
 

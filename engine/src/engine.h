@@ -80,6 +80,8 @@ struct air_thread {
     uint64_t pi_slow_probes;
     uint64_t pi_slow_kept_cpu;    /* PI: slow probes in which the thread was never switched out */
     double pi_probe_s;            /* PI: wall time inside probes (the CPU its yields handed away) */
+    long pi_preempt_mark;         /* PI with --pi-switch-rate: preemptions at the end of the last probe, */
+    double pi_preempt_mark_s;     /* and when (0: no probe yet) */
     _Atomic uint64_t apte_bits;   /* last period's time per event (double bits), 0: none */
     double apte_hit_s[AIR_APTE_MAX_HITS]; /* wall times of its last inflated periods (a ring) */
     uint32_t apte_hits;           /* inflated periods since the detector (re)started */

@@ -39,6 +39,7 @@ typedef struct air_options {
     double pi_interval_ms;
     double pi_backoff_max_ms;
     uint64_t pi_needs_switch;
+    double pi_switch_rate;
     double rq_threshold;
     uint64_t n_batch;
     uint64_t seed;

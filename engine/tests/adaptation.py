@@ -259,6 +259,22 @@ for needs in (0, 1):
     if ok:
         print(f"ok   {label}: (slow probes, kept the CPU, deactivations) per thread {per}")
 
+# --pi-switch-rate: preemptions count as slow probes. With --pi-threshold-us 1e9 no probe
+# is ever slow, so without the option no thread can deactivate; beside a CPU-bound
+# competitor the threads are preempted at least every few scheduler ticks, far above 1 a
+# second, so with --pi-switch-rate 1 one must.
+with cpu_competitor():
+    for rate in (0, 1):
+        j, _ = run(*MODEL, "--end-time", 3000, "--mode", "ladm", "--threads", N, "--detector", "pi",
+                   "--reactivation", "rap", "--pi-threshold-us", 1e9, "--pi-switch-rate", rate)
+        if not j:
+            continue
+        label = f"ladm pi --pi-threshold-us 1e9 --pi-switch-rate {rate} + a CPU-bound competitor"
+        assert_same(refs[3000], j, label)
+        d = sum(th["deactivations"] for th in j["threads"])
+        if check(d >= 1 if rate else d == 0, f"{label}: {d} deactivations"):
+            print(f"ok   {label}: {d} deactivations")
+
 for mode, det in CASES:
     j, samples = run_sampled(*MODEL, "--end-time", 3000, "--mode", mode, "--threads", N,
                              "--detector", det, "--reactivation", "rap")

@@ -146,7 +146,7 @@ def onoff_sentence(rows):
     (the table's load_on_us / load_off_us) and the busy share they give. An off period lasts
     the sleep plus its timer latency plus the wait for a CPU once awake: a CTP-10 load
     computes ~11 us and is off ~50 us here, a CTP-1000 one beside two engine threads is off
-    ~1.5 ms. Lighter loads than their names."""
+    ~1.6 ms. Lighter loads than their names."""
     by_ctp = {}
     for r in rows:
         on, off, ctp = _f(r.get("load_on_us")), _f(r.get("load_off_us")), _f(r.get("ctp_us"))

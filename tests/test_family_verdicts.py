@@ -45,7 +45,7 @@ def test_a_real_claim_over_four_remote_levels_is_inconclusive_not_differs(tmp_pa
     assert row["verdict"] == "differs", row
 
 
-def _false_differs(family, rule_family, draws=2000, n=3, m=4):
+def _false_differs(rule_family, draws=2000, n=3, m=4):
     """Share of simulated runs of m levels, all truly on the bound (the claim barely true),
     that the rule with `rule_family` levels calls differs."""
     rng, hits = random.Random(7), 0
@@ -61,8 +61,8 @@ def _false_differs(family, rule_family, draws=2000, n=3, m=4):
 
 
 def test_the_rule_keeps_a_wrong_differs_at_its_one_sided_share_of_five_percent():
-    each_alone = _false_differs(4, 1)
-    as_family = _false_differs(4, 4)
+    each_alone = _false_differs(1)
+    as_family = _false_differs(4)
     assert 0.07 < each_alone < 0.13, each_alone   # 1 - 0.975^4 = 9.6%
     assert as_family < 0.035, as_family             # at most 2.5% (Bonferroni)
 

@@ -177,10 +177,10 @@ def test_bad_calibration_options(tmp_path, extra, says):
     assert list(tmp_path.iterdir()) == []
 
 
-def _row(trial, mode, committed, checksum, end=1000, profile="none", rep=0, wall=2.0):
+def _row(trial, mode, committed, checksum, end=1000, profile="none"):
     return {"trial": trial, "status": "ok", "reason": "", "mode": mode, "committed_events": committed,
             "checksum": checksum, "end_time": end, "work_key": json.dumps({"end_time": end}), "profile": profile,
-            "setup": "cfs", "rep": rep, "wall_s": wall}
+            "setup": "cfs", "rep": 0, "wall_s": 2.0}
 
 
 def test_analysis_checks_the_determinism_contract():
@@ -192,16 +192,3 @@ def test_analysis_checks_the_determinism_contract():
     assert "determinism contract broken" in rows[2]["reason"] and "committed 10" in rows[2]["reason"]
     two = [_row("a", "fm", 10, "ab"), _row("b", "ladm", 11, "cd")]  # no majority: both suspect
     assert [r["status"] for r in check_determinism(two)] == ["error", "error"]
-
-
-def test_slowdown_against_the_baseline_of_the_same_repetition_block():
-    from analysis.aggregate import add_slowdowns
-    def row(profile, rep, wall, status="ok"):
-        return {**_row(f"{profile}{rep}", "fm", 1, "a", profile=profile, rep=rep, wall=wall), "sync": "",
-                "model": "phold", "remote": 0.2, "epg": "", "detector": "", "reactivation": "",
-                "apte_threshold": "", "barrier_wait": "", "optimism_window": "", "threads": 2, "cores": 2, "_loads": [], "load_throughput": "",
-                "status": status}
-    rows = [row("none", 0, 2.0), row("none", 1, 4.0), row("none", 2, 3.0, status="failed"),
-            row("cpu-1", 0, 5.0), row("cpu-1", 1, 8.0), row("cpu-1", 2, 9.0)]
-    add_slowdowns(rows)
-    assert [r["slowdown"] for r in rows[3:]] == [2.5, 2.0, 3.0]  # block 2's baseline failed: the mean

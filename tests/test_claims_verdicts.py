@@ -10,6 +10,7 @@ import pytest
 
 from analysis import claims
 from analysis.aggregate import COLUMNS
+from analysis.claim_kinds import TESTS
 
 DOC = claims.load_claims()
 BY_ID = {c["id"]: c for c in DOC["claims"]}
@@ -311,9 +312,10 @@ def test_claim_comes_out_as_built(tmp_path, cid, outcome):
     row = judge(tmp_path, SINGLE[cid](outcome_values(test, outcome), outcome_values(test, "agrees")))[cid]
     assert row["verdict"] == outcome, row
     assert row["n"] == "3" and row["interval"] == claims.INTERVAL
-    if outcome != "inconclusive":  # the interval lies wholly on one side
+    if outcome != "inconclusive":  # the written interval lies wholly on one side of the bound
+        (name, arg), = test.items()
         lo, hi = float(row["ci_low"]), float(row["ci_high"])
-        assert lo <= float(row["value"]) <= hi
+        assert lo < float(row["value"]) < hi and TESTS[name](lo, hi, arg)[0] == outcome, row
 
 
 @pytest.mark.parametrize("part", [0, 1])

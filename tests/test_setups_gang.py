@@ -68,26 +68,5 @@ def test_gang_refuses_a_work_folder_too_long_for_slurm_sockets(tmp_path):
     assert r.left_behind() == [] and list(deep.iterdir()) == []
 
 
-def test_interrupted_gang_trial_leaves_no_daemon_or_job(tmp_path):
-    """SIGINT/SIGTERM while munge/slurmctld/slurmd start, while jobs are submitted, or
-    mid-run: exit 130, no file, and nothing of the run (daemons, jobs, slurmstepd, engine,
-    load; all carry the run's tag) is left."""
-    import random
-    import signal
-    import time
-
-    from trial_helpers import Runner, wait_until_gone
-    ok, why = open_setup("gang").availability()
-    if not ok:
-        pytest.skip(f"gang cannot run here: {why}")
-    rnd = random.Random(7)
-    slow = ["--mode", "fm", "--threads", "2", "--lps-per-pe", "500", "--end-time", "10000000"]
-    for i, moment in enumerate([rnd.uniform(0.8, 1.5), rnd.uniform(1.5, 3.0), rnd.uniform(4.0, 7.0)]):
-        out = tmp_path / f"{i}.json"
-        r = Runner(out, setup="gang", engine=slow)
-        time.sleep(moment)
-        r.proc.send_signal(rnd.choice([signal.SIGINT, signal.SIGTERM]))
-        r.wait(120)
-        assert r.returncode in (130, -signal.SIGINT, -signal.SIGTERM), r.stderr
-        assert not out.exists()
-        assert wait_until_gone(r, 5.0) == [], f"left after an interrupt at {moment:.1f} s: {r.stderr}"
+# Interrupting a gang trial (before SLURM, while its daemons start, mid-run) is
+# tests/test_setups_interrupts.py's test_interrupted_gang_trial_at_each_phase_leaves_nothing.

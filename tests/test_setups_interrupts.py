@@ -70,8 +70,9 @@ def test_interrupted_at_any_instant_leaves_nothing(tmp_path, k, setup):
 
 
 def test_a_killed_runner_is_swept_by_the_next_trial(tmp_path):
-    """SIGKILL leaves the runner no chance (its cgroups, engine, loads survive it); the next
-    trial, itself interrupted early, still removes all of it first."""
+    """SIGKILL leaves the runner no chance (its quota cgroups, engine and load survive it);
+    the next trial, under another setup and with no load, removes all of it first.
+    (tests/test_trial_runner.py checks the same sweep after a cpuset trial without a load.)"""
     ok, why = open_setup("quota-half").availability()
     if not ok:
         pytest.skip(why)

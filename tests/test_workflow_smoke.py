@@ -180,7 +180,7 @@ def test_edited_experiment_reruns_exactly_its_trials(tmp_path):
     r = snakemake(work, "--cores", "2", "--config", only, "--", *targets, timeout=240)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     r = snakemake(work, "-n", "--config", only, "--", *targets, timeout=120)
-    assert "rule trial:" not in r.stdout, r.stdout[-3000:]
+    assert r.returncode == 0 and "rule trial:" not in r.stdout, (r.stdout + r.stderr)[-3000:]
 
     exps["edited"].write_text(EDITABLE.replace("end_time: 50", "end_time: 60"))
     r = snakemake(work, "-n", "--config", only, "--", *targets, timeout=120)

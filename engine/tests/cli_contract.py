@@ -78,35 +78,35 @@ for label, opt, path in [("json in a missing directory", "--json", "/nonexistent
                          ("json in an unwritable directory", "--json", "/proc/airpdes-out.json"),
                          ("timeline in an unwritable directory", "--timeline", "/proc/airpdes-tl.csv")]:
     p = subprocess.run([AIRPDES, *SMALL, opt, path], capture_output=True, text=True, timeout=30)
-    check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1,
-          f"{label}: exit {p.returncode}, stderr {p.stderr!r}")
-    print(f"ok   {label}: {p.stderr.strip()}")
+    if check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1,
+             f"{label}: exit {p.returncode}, stderr {p.stderr!r}"):
+        print(f"ok   {label}: {p.stderr.strip()}")
 
 # An output path that is an existing directory: refused, and the write probe leaves nothing.
 with tempfile.TemporaryDirectory() as d:
     sub = os.path.join(d, "sub")
     os.mkdir(sub)
     p = subprocess.run([AIRPDES, *SMALL, "--timeline", sub], capture_output=True, text=True, timeout=30)
-    check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
-          and os.listdir(d) == ["sub"] and os.listdir(sub) == [],
-          f"timeline path is a directory: exit {p.returncode}, stderr {p.stderr!r}, left {os.listdir(d)}")
-    print(f"ok   timeline path is a directory: {p.stderr.strip()}")
+    if check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+             and os.listdir(d) == ["sub"] and os.listdir(sub) == [],
+             f"timeline path is a directory: exit {p.returncode}, stderr {p.stderr!r}, left {os.listdir(d)}"):
+        print(f"ok   timeline path is a directory: {p.stderr.strip()}")
 
 # --json and --timeline naming one file, spelled two ways: refused (one would overwrite the other).
 with tempfile.TemporaryDirectory() as d:
     p = subprocess.run([AIRPDES, *SMALL, "--json", os.path.join(d, "o"), "--timeline",
                         os.path.join(d, ".", "o")], capture_output=True, text=True, timeout=30)
-    check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and os.listdir(d) == [],
-          f"same output file twice: exit {p.returncode}, stderr {p.stderr!r}, left {os.listdir(d)}")
-    print(f"ok   same output file twice: {p.stderr.strip()}")
+    if check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and os.listdir(d) == [],
+             f"same output file twice: exit {p.returncode}, stderr {p.stderr!r}, left {os.listdir(d)}"):
+        print(f"ok   same output file twice: {p.stderr.strip()}")
 
 # The largest 64-bit seed is a seed; --check validates without running or writing.
 with tempfile.TemporaryDirectory() as d:
     p = subprocess.run([AIRPDES, *SMALL, "--seed", "18446744073709551615", "--check", "--json",
                         os.path.join(d, "o.json")], capture_output=True, text=True, timeout=30)
-    check(p.returncode == 0 and p.stdout == "" and p.stderr == "" and os.listdir(d) == [],
-          f"--check of a good run: exit {p.returncode}, {p.stdout!r} {p.stderr!r}, left {os.listdir(d)}")
-    print("ok   --check of a good run (seed 2^64-1): exit 0, no output")
+    if check(p.returncode == 0 and p.stdout == "" and p.stderr == "" and os.listdir(d) == [],
+             f"--check of a good run: exit {p.returncode}, {p.stdout!r} {p.stderr!r}, left {os.listdir(d)}"):
+        print("ok   --check of a good run (seed 2^64-1): exit 0, no output")
 
 # --detector rq is refused where /proc/thread-self/schedstat does not exist. Shown by hiding
 # /proc in a private mount namespace (needs root and unshare; otherwise not checked).
@@ -121,9 +121,9 @@ else:
                             AIRPDES, *SMALL, "--mode", "adm", "--threads", "2", "--detector", "rq",
                             "--json", out], capture_output=True, text=True, timeout=30)
         lines = p.stderr.strip().splitlines()
-        check(p.returncode == 2 and len(lines) == 1 and "schedstat" in lines[0] and os.listdir(d) == [],
-              f"rq without schedstat: exit {p.returncode}, stderr {lines!r}, left {os.listdir(d)}")
-        print(f"ok   rq without schedstat: {lines[0] if lines else ''}")
+        if check(p.returncode == 2 and len(lines) == 1 and "schedstat" in lines[0] and os.listdir(d) == [],
+                 f"rq without schedstat: exit {p.returncode}, stderr {lines!r}, left {os.listdir(d)}"):
+            print(f"ok   rq without schedstat: {lines[0] if lines else ''}")
 
 # Written atomically and all-or-nothing: when the timeline path turns into a directory
 # during the run, the final rename fails, so the run fails with one line on stderr and

@@ -29,8 +29,9 @@ def find(key, value=None):
 
 def with_groups(pids):
     """pids and every live process in a process group of one of them (not this process's
-    own group). A tag can be lost: stress-ng names its workers by writing over its argv,
-    and the environment that follows it, so only their process group says whose they are."""
+    own group). A tag can be lost: a program may write over its argv and the environment
+    that follows it to name its workers (stress-ng does unless run with --keep-name, as
+    the lab runs it), and then only their process group says whose they are."""
     pids = set(pids)
     groups = set()
     for pid in pids:

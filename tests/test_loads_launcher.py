@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from airbase import proctags
 from loads import launcher
 from loads.launcher import LoadSet, ProcessHooks, SchedulerStuck, processes_tagged
 from loads.profiles import resolve_profile
@@ -122,6 +123,25 @@ def test_interrupted_parent_leaves_nothing_behind(tmp_path, profile, sig):
         for pid in left:  # a failure must not leak into the next test
             os.kill(pid, signal.SIGKILL)
         assert left == [], f"{profile}: left running after {sig.name}"
+
+
+def test_stress_ng_workers_keep_the_loads_tag(tmp_path):
+    """stress-ng renames its workers by writing over its argv and environment unless told
+    --keep-name; a worker without the tag is invisible to the watchdog, the noise
+    accounting and the leak checks. Two workers and their parent: three tagged processes."""
+    prof = tmp_path / "stress.yaml"
+    prof.write_text("description: two stress-ng cpu workers\nprocesses:\n"
+                    "  - kind: stress-ng\n    stressor: cpu\n    threads: 2\n")
+    with LoadSet(resolve_profile(str(prof)), workdir=tmp_path / "w") as loads:
+        loads.start()
+        deadline = time.monotonic() + 10
+        while len(processes_tagged(loads.tag)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        tagged = processes_tagged(loads.tag)
+        in_group = proctags.with_groups(tagged)
+        loads.stop()
+    assert len(tagged) >= 3 and in_group == set(tagged), (tagged, in_group)
+    assert processes_tagged(loads.tag) == []
 
 
 def test_a_load_that_leaves_its_group_is_still_stopped(tmp_path):

@@ -179,7 +179,7 @@ class Window:
         task_clock_s: the engine's CPU by perf (None without perf)."""
         loads_s = proctags.cpu_seconds(set(load_leaders)) + stopped_loads_s  # first: they still run
         load_pids = set(load_leaders) | set(proctags.find("AIRLAB_LOAD_SET", load_tag)) if load_tag else set(load_leaders)
-        load_pids = proctags.with_groups(load_pids)  # stress-ng's workers lose their tag
+        load_pids = proctags.with_groups(load_pids)  # a program may overwrite its workers' tags
         loads_s += proctags.cpu_seconds(load_pids - set(load_leaders))
         engine_pids = set(proctags.find("AIRLAB_TRIAL", engine_tag)) if engine_tag else set()
         helpers = wrapper_s

@@ -29,8 +29,12 @@ def describe(proc):
 
 def command(proc, workdir):
     # A day-long timeout: the launcher stops it (SIGTERM makes stress-ng write metrics).
+    # --keep-name: by default stress-ng names its workers by writing over its argv and the
+    # environment after it, and the workers lose the load's tag (AIRLAB_LOAD_ID/_SET) that
+    # the watchdog, the noise accounting and every leak check find processes by.
     return ["stress-ng", f"--{proc['stressor']}", str(proc["threads"]), *proc.get("args", []),
-            "--timeout", "86400", "--metrics-brief", "--yaml", str(Path(workdir) / "metrics.yaml")], {}
+            "--timeout", "86400", "--keep-name", "--metrics-brief",
+            "--yaml", str(Path(workdir) / "metrics.yaml")], {}
 
 
 def figures(proc, stdout, stderr, workdir):

@@ -7,7 +7,7 @@ import subprocess
 import tempfile
 import time
 
-from airpdes_harness import AIRPDES, check, finish, run
+from airpdes_harness import AIRPDES, check, finish, not_checked, run
 
 SMALL = ["--lps-per-pe", "50", "--end-time", "50"]
 BAD = {
@@ -113,7 +113,7 @@ with tempfile.TemporaryDirectory() as d:
 probe = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs none /proc"],
                        capture_output=True, text=True)
 if probe.returncode != 0:
-    print("NOT CHECKED rq without schedstat: cannot hide /proc here (needs root and unshare -m)")
+    not_checked("rq without schedstat: cannot hide /proc here (needs root and unshare -m)")
 else:
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "out.json")

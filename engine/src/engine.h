@@ -17,6 +17,7 @@
 #include "model.h"
 #include "options.h"
 #include "registry.h"
+#include "rq_rule.h"
 #include "pending_heap.h"
 #include "spsc_queue.h"
 
@@ -102,6 +103,7 @@ struct air_thread {
     uint64_t handoff_hist[AIR_HANDOFF_BUCKETS];
     uint64_t rq_wait0;
     double rq_t0;
+    air_rq_windows rq_windows;
     /* statistics */
     uint64_t events;
     double busy_s, inactive_s;

@@ -14,6 +14,8 @@ Reads each run's tables (results/<scale>/tables/*.csv, summary.csv) and trial re
   adaptive mode deactivated a thread without a load (the engine's count, or a timeline
   sample below its threads), also by mode and detector;
 - trials marked disturbed, and re-runs; the workflow's own CPU (Snakemake) during engine runs;
+- how far each no-load run's time strays from its configuration's (the same events): the
+  host's speed from run to run, with the runs near and far apart told apart;
 - trials whose machine-speed probe ran slow against the run's median, and trials whose
   CPUs the host ran far apart (the probe's ping-pong; analysis/machine_speed.py), and the
   far runs the analysis set aside (analysis/set_aside.py);
@@ -164,10 +166,43 @@ def _block_drift(no_load):
     return out
 
 
+# A run whose barrier waits were almost all at near speed (the host kept the vCPUs together).
+NEAR_SHARE = 0.01
+
+
+def _run_to_run(no_load_walls, no_load_far):
+    """Each no-load run's engine time over its configuration's median, with the share of its
+    barrier waits at far speed (None where not recorded): every repetition of a
+    configuration commits the same events, so this is the host's speed from run to run,
+    which the repetition blocks cancel only where it changes slower than a block."""
+    out = []
+    for key, reps in no_load_walls.items():
+        if len(reps) < 2:
+            continue
+        m = statistics.median(reps.values())
+        out += [(w / m, no_load_far.get(key, {}).get(rep)) for rep, w in reps.items()]
+    return out
+
+
+def _run_to_run_cell(t):
+    rel = t["run_to_run"]
+    if not rel:
+        return "-"
+    xs = sorted(r for r, _ in rel)
+    q = statistics.quantiles(xs, n=10, method="inclusive")
+    cell = f"{q[0]:.2f}-{q[-1]:.2f} ({xs[0]:.2f}-{xs[-1]:.2f}, {len(xs)} runs)"
+    near = [r for r, f in rel if f is not None and f < NEAR_SHARE]
+    rest = [r for r, f in rel if f is not None and f >= NEAR_SHARE]
+    if near and rest:
+        cell += (f"; median {statistics.median(near):.2f} ({len(near)} runs) under {NEAR_SHARE:.0%} far, "
+                 f"{statistics.median(rest):.2f} ({len(rest)}) more")
+    return cell
+
+
 def trial_facts(run, min_engine_s):
     walls, short, fm_eff, adaptive_idle, disturbed, reruns, n = [], [], [], [], 0, 0, 0
     far_reruns, near_waits = 0, []
-    steal, no_load_walls, workflow_share = [], {}, []
+    steal, no_load_walls, no_load_far, workflow_share = [], {}, {}, []
     far_shares = {"no-load": [], "loaded": []}
     pi_idle_slow = None  # PI's slow probes in no-load adaptive trials, those that kept the CPU
     records = list(trials(run))
@@ -192,6 +227,9 @@ def trial_facts(run, min_engine_s):
             cfg = {k: v for k, v in eng["config"].items() if k not in _PATH_OPTIONS}
             key = (exp, json.dumps(cfg, sort_keys=True), (d.get("setup") or {}).get("name"))
             no_load_walls.setdefault(key, {})[d["trial"].get("rep", 0)] = eng["wall_s"]
+            share = (d.get("machine_speed") or {}).get("far_share")
+            no_load_far.setdefault(key, {})[d["trial"].get("rep", 0)] = (
+                share if isinstance(share, (int, float)) else None)
         nz = d.get("noise") or {}
         wf = (nz.get("runner_parts_cpu_s") or {}).get("workflow")
         if wf is not None and nz.get("window_s"):
@@ -212,7 +250,8 @@ def trial_facts(run, min_engine_s):
     return {"n": n, "shortest": min(walls) if walls else None, "short": short, "fm_eff": fm_eff,
             "adaptive_idle": adaptive_idle, "pi_idle_slow": pi_idle_slow, "disturbed": disturbed, "reruns": reruns,
             "far_reruns": far_reruns, "near_waits": near_waits, "far_shares": far_shares,
-            "steal": steal, "drift": _block_drift(no_load_walls), "workflow_share": workflow_share,
+            "steal": steal, "drift": _block_drift(no_load_walls),
+            "run_to_run": _run_to_run(no_load_walls, no_load_far), "workflow_share": workflow_share,
             "speed": machine_speed.slow_trials(records), "far": machine_speed.far_trials(records)}
 
 
@@ -346,6 +385,10 @@ def report(a, b, figures, min_engine_s):
         ("no-load first block / later blocks (per configuration), median (max)", lambda t: (
             f"{statistics.median(t['drift']):.3f} ({max(t['drift']):.2f}, {len(t['drift'])} configurations)"
             if t["drift"] else "-")),
+        # The same events every repetition: a spread here is the host's, and it is what
+        # widens a no-load figure's intervals (Fig. 7) where blocks cannot cancel it.
+        ("no-load runs over their configuration's median (the same events): p10-p90 (min-max); "
+         "by the share of barrier waits at far speed", _run_to_run_cell),
         ("hypervisor steal during engine runs, total (most in one run)", lambda t: (
             f"{sum(x[0] for x in t['steal']):.2f} s ({max(t['steal'])[0]:.2f} s, {max(t['steal'])[1]})"
             if t["steal"] else "not recorded")),

@@ -237,3 +237,23 @@ def test_each_runs_own_chances_of_the_same_verdicts_are_summed(tmp_path):
     assert ("Same verdict in both runs: 2 of 2 claims. Expected from each run's own chances of the same "
             "verdict again: A 1.3, B 1.9; the chance that every verdict recurs: A 40.0%, B 90.0%.") in text
     assert "| fm_one_load | agrees: 2.5 n=3 (same again 0.50) | agrees: 2.5 n=3 (same again 0.90) |" in text
+
+
+def test_no_load_runs_against_their_configurations_median(tmp_path):
+    """Every repetition of a no-load configuration commits the same events, so each run's
+    time over the configuration's median is the host's speed; runs with under 1% of their
+    barrier waits at far speed are told from the rest."""
+    a = _run(tmp_path, "a", "agrees", [2.0, 2.2, 2.4])
+    text = reproducibility.report(a, a, ["fig01-fm-slowdown"], 2.0)
+    # _run's no-load trials are one repetition per configuration: nothing to compare
+    assert "by the share of barrier waits at far speed | - | - |" in text
+    # median 2.7: 0.74, 1.11, 1.11, 0.89; near (0 and 0.5% far) 0.74 and 0.89
+    for rep, (wall, share) in enumerate([(2.0, 0.0), (3.0, 0.2), (3.0, 0.1), (2.4, 0.005)]):
+        _trial(a, "fig08-one-load", f"fm-r{rep}", "fm", wall, 0.98, rep=rep, remote=0.4)
+        p = a / "trials" / "fig08-one-load" / f"fm-r{rep}.json"
+        d = json.loads(p.read_text())
+        d["machine_speed"] = {"far_share": share}
+        p.write_text(json.dumps(d))
+    text = reproducibility.report(a, a, ["fig01-fm-slowdown"], 2.0)
+    cell = "0.79-1.11 (0.74-1.11, 4 runs); median 0.81 (2 runs) under 1% far, 1.11 (2) more"
+    assert f"by the share of barrier waits at far speed | {cell} | {cell} |" in text

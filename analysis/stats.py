@@ -1,6 +1,7 @@
 """Reading the lab's tables: their rows and cells, and the mean and confidence interval over
 repetitions (Student's t, its quantiles computed here: no SciPy needed)."""
 import csv
+import functools
 import math
 
 
@@ -39,6 +40,7 @@ def t_cdf(t, df):
     return 1 - tail if t >= 0 else tail
 
 
+@functools.lru_cache(maxsize=None)  # 100 bisections each: the simulations ask for a few (level, df) thousands of times
 def t_quantile(level, df):
     """The two-sided `level` quantile of Student's t: t with P(|T| <= t) = level (4.303 for
     0.95 and 2 degrees of freedom)."""

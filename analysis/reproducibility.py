@@ -223,13 +223,13 @@ def trial_facts(run, min_engine_s):
                 pi_idle_slow = pi_idle_slow or [0, 0]
                 pi_idle_slow[0] += sum(th.get("pi_slow_probes", 0) for th in ths)
                 pi_idle_slow[1] += sum(th["pi_slow_kept_cpu"] for th in ths)
+        ms = d.get("machine_speed") or {}
+        share = ms.get("far_share") if isinstance(ms.get("far_share"), (int, float)) else None
         if no_load:
             cfg = {k: v for k, v in eng["config"].items() if k not in _PATH_OPTIONS}
             key = (exp, json.dumps(cfg, sort_keys=True), (d.get("setup") or {}).get("name"))
             no_load_walls.setdefault(key, {})[d["trial"].get("rep", 0)] = eng["wall_s"]
-            share = (d.get("machine_speed") or {}).get("far_share")
-            no_load_far.setdefault(key, {})[d["trial"].get("rep", 0)] = (
-                share if isinstance(share, (int, float)) else None)
+            no_load_far.setdefault(key, {})[d["trial"].get("rep", 0)] = share
         nz = d.get("noise") or {}
         wf = (nz.get("runner_parts_cpu_s") or {}).get("workflow")
         if wf is not None and nz.get("window_s"):
@@ -241,9 +241,8 @@ def trial_facts(run, min_engine_s):
         far = placement.far_reruns(nz)
         far_reruns += far
         reruns += (nz.get("reruns") or 0) - far
-        ms = d.get("machine_speed") or {}
-        if isinstance(ms.get("far_share"), (int, float)):
-            far_shares["no-load" if no_load else "loaded"].append(ms["far_share"])
+        if share is not None:
+            far_shares["no-load" if no_load else "loaded"].append(share)
         wait = ms.get("wait")
         if wait:
             near_waits.append((wait["waited_s"], wait.get("probes", 1), wait["far"]))

@@ -19,7 +19,7 @@ def _write_csv(path, fields, rows):
 
 
 def _trial(run, exp, tid, mode, wall, eff, loads=(), active=(2, 2), disturbed=False, deactivations=0, rep=0,
-           steal=None, remote=0.1, speed=None, workflow_s=None, pi_slow=None):
+           steal=None, remote=0.1, speed=None, workflow_s=None, pi_slow=None, far_share=None):
     d = {"status": "ok", "trial": {"id": tid, "rep": rep},
          "engine": {"config": {"mode": mode, "threads": 2, "detector": "pi", "remote": remote,
                                "json": f"/tmp/{tid}/engine.json"}, "wall_s": wall, "efficiency": eff,
@@ -38,6 +38,8 @@ def _trial(run, exp, tid, mode, wall, eff, loads=(), active=(2, 2), disturbed=Fa
     if speed is not None:  # (chase, multiply) ns per step of both probes
         probe = {"chase_ns": speed[0], "compute_ns": speed[1], "pingpong_ns": 100.0, "cpus": []}
         d["machine_speed"] = {"before": probe, "after": dict(probe)}
+    if far_share is not None:  # the share of the engine's barrier waits at far speed
+        d.setdefault("machine_speed", {})["far_share"] = far_share
     p = run / "trials" / exp / f"{tid}.json"
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(json.dumps(d))
@@ -214,11 +216,7 @@ def test_kept_runs_that_ran_far_by_their_barrier_waits(tmp_path):
     a = _run(tmp_path, "a", "agrees", [2.0, 2.2, 2.4])
     for i, (share, loads) in enumerate([(0.0, ()), (0.3, ()), (0.9, [{"kind": "cpu"}]), (0.1, [{"kind": "cpu"}]),
                                         (0.5, [{"kind": "cpu"}])]):
-        _trial(a, "fig08-one-load", f"t{i}", "fm", 3.0, 0.98, loads=loads, rep=i)
-        p = a / "trials" / "fig08-one-load" / f"t{i}.json"
-        d = json.loads(p.read_text())
-        d["machine_speed"] = {"far_share": share}
-        p.write_text(json.dumps(d))
+        _trial(a, "fig08-one-load", f"t{i}", "fm", 3.0, 0.98, loads=loads, rep=i, far_share=share)
     text = reproducibility.report(a, a, ["fig01-fm-slowdown"], 2.0)
     assert "at far speed): no-load; loaded (median share) | 1/2 (15%); 2/3 (50%) | 1/2 (15%); 2/3 (50%) |" in text
 
@@ -249,11 +247,7 @@ def test_no_load_runs_against_their_configurations_median(tmp_path):
     assert "by the share of barrier waits at far speed | - | - |" in text
     # median 2.7: 0.74, 1.11, 1.11, 0.89; near (0 and 0.5% far) 0.74 and 0.89
     for rep, (wall, share) in enumerate([(2.0, 0.0), (3.0, 0.2), (3.0, 0.1), (2.4, 0.005)]):
-        _trial(a, "fig08-one-load", f"fm-r{rep}", "fm", wall, 0.98, rep=rep, remote=0.4)
-        p = a / "trials" / "fig08-one-load" / f"fm-r{rep}.json"
-        d = json.loads(p.read_text())
-        d["machine_speed"] = {"far_share": share}
-        p.write_text(json.dumps(d))
+        _trial(a, "fig08-one-load", f"fm-r{rep}", "fm", wall, 0.98, rep=rep, remote=0.4, far_share=share)
     text = reproducibility.report(a, a, ["fig01-fm-slowdown"], 2.0)
     cell = "0.79-1.11 (0.74-1.11, 4 runs); median 0.81 (2 runs) under 1% far, 1.11 (2) more"
     assert f"by the share of barrier waits at far speed | {cell} | {cell} |" in text

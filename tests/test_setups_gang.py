@@ -2,20 +2,39 @@
 runner): the engine and a CPU load are separate jobs that SLURM time-slices, which the
 job states sampled during the run show; afterwards no daemon, job or process is left."""
 import json
+import subprocess
+import tempfile
+from pathlib import Path
 
 import jsonschema
 import pytest
 
+from airbase.paths import AIRPDES
 from trial_helpers import SCHEMA, run
 from workflows.setups import open_setup
 
 
-# SLURM suspends the second job as it starts and the first switch comes ~10 s in, then
-# the engine and the load take turns every 5 s slice: the engine must still be working at
-# the switch even on a fast idle machine (~15 s of CPU work on an idle 2-core VM at 11 M
-# events/s; a 45000 end time finished before the first switch). seq: a fixed amount of CPU
-# work, which on a busy machine does not grow with rollbacks as fm's would.
-ENGINE = ["--mode", "seq", "--lps-per-pe", "2000", "--end-time", "110000"]
+# SLURM runs one of the three jobs first (a ~7 s turn, the engine or a load: the order
+# varies), then each gets 5 s slices in turn: the engine must outlast its first turn, so
+# that whichever load comes after it runs while it still works. Its work is measured in
+# seconds on this machine, not fixed: the fixed end time of 110000 was ~15 s of CPU on an
+# idle Xeon VM (11 M events/s) and ~27 s on an AMD EPYC one (7 M events/s), and each
+# second of work beyond the first turn costs about three seconds of test (the engine has a
+# third of the slices): 71 s for this test there, 37-51 s with 12 s of work (by the order).
+# seq: a fixed amount of CPU work, which on a busy machine does not grow with rollbacks.
+ENGINE_WORK_S = 12
+SEQ = ["--mode", "seq", "--lps-per-pe", "2000"]
+PILOT_END = 5000
+
+
+def engine_options(work_s=ENGINE_WORK_S):
+    """seq options whose run takes about work_s seconds of CPU here (scaled from a pilot)."""
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "pilot.json"
+        subprocess.run([str(AIRPDES), *SEQ, "--end-time", str(PILOT_END), "--quiet", "--json", str(out)],
+                       check=True, timeout=120)
+        wall = json.loads(out.read_text())["wall_s"]
+    return [*SEQ, "--end-time", f"{PILOT_END * work_s / wall:.0f}"]
 
 
 def gang_trial(out, profile="cpu-1"):
@@ -23,7 +42,7 @@ def gang_trial(out, profile="cpu-1"):
     ok, why = open_setup("gang").availability()
     if not ok:
         pytest.skip(f"gang cannot run here: {why}")
-    r = run(out, profile=profile, setup="gang", engine=ENGINE)
+    r = run(out, profile=profile, setup="gang", engine=engine_options())
     assert r.returncode == 0, r.stderr
     assert r.left_behind() == [], "SLURM daemons, jobs or loads outlived the trial"
     d = json.loads(out.read_text())
@@ -34,9 +53,8 @@ def gang_trial(out, profile="cpu-1"):
 def test_gang_jobs_alternate_and_every_load_takes_turns(tmp_path):
     """The engine and two load processes are three jobs: the partition admits all three at
     once (OverSubscribe=FORCE:3), so the jobs alternate and each load runs in its own turns
-    instead of staying pending. SLURM's first switch comes ~10 s in, then each load gets a
-    5 s slice before the engine's next, so both loads run while it still works. One trial
-    for both checks: each costs a minute of time slices (5 s is SLURM's shortest)."""
+    instead of staying pending: both loads run while the engine still works. One trial for
+    both checks: each costs half a minute of time slices (5 s is SLURM's shortest)."""
     d = gang_trial(tmp_path / "gang2.json", profile="cpu-2")
     applied = d["setup"]["applied"]
     assert applied["preempt_mode"] == "GANG" and applied["oversubscribe"] == "FORCE:3"

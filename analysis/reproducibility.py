@@ -8,7 +8,8 @@ Reads each run's tables (results/<scale>/tables/*.csv, summary.csv) and trial re
 
 - the verdict of every claim in both runs, and which changed;
 - per figure (default Fig. 1, 7, 8), the median over its plotted points of the 95% interval's
-  half-width relative to the point (points with n >= 2; the figure's own x, series and y);
+  half-width relative to the point (points with n >= 2; the figure's own x, series and y),
+  and the series whose points are widest;
 - the shortest engine run of each run, and how many trials ran under --min-engine-s;
 - FM's efficiency without a load (share of no-load FM trials at >= 0.95), and how often an
   adaptive mode deactivated a thread without a load (the engine's count, or a timeline
@@ -65,6 +66,20 @@ def relative_half_widths(run, experiment):
         for x, m, h, n in pts:
             out.append((s, x, m, h / m if m else float("nan"), n))
     return out
+
+
+def _widest(points):
+    """'; widest: SERIES m%' (the series whose points' median relative half-width is the
+    largest) when a figure has more than one series, else ''. A figure's median can hide
+    that one series makes it wide (Fig. 7's ADM on a host that places the vCPUs far apart:
+    docs/reference-runs.md)."""
+    by = {}
+    for s, _, _, rel, _ in points:
+        by.setdefault(s, []).append(rel)
+    if len(by) < 2:
+        return ""
+    series, rel = max(((s, statistics.median(v)) for s, v in by.items()), key=lambda x: x[1])
+    return f"; widest: {series} {rel:.1%}"
 
 
 Z_FAR = 2.5
@@ -364,7 +379,8 @@ def report(a, b, figures, min_engine_s):
                 cells.append(f"unreadable ({e})")
                 continue
             rel = [p[3] for p in pts]
-            cells.append(f"{statistics.median(rel):.1%} (max {max(rel):.1%}, {len(rel)} points)" if rel else "no point with n >= 2")
+            cells.append(f"{statistics.median(rel):.1%} (max {max(rel):.1%}, {len(rel)} points{_widest(pts)})"
+                         if rel else "no point with n >= 2")
         lines.append(f"| {f} | {cells[0]} | {cells[1]} |")
     lines += ["", "### Trials", "", "| | run A | run B |", "|---|---|---|"]
     fa, fb = trial_facts(a, min_engine_s), trial_facts(b, min_engine_s)

@@ -81,6 +81,21 @@ def test_two_runs_compared(tmp_path):
     assert "| disturbed trials (kept after re-runs) | 1 | 1 |" in text
 
 
+def test_the_widest_series_of_a_figure_is_named(tmp_path):
+    """A figure's median half-width can hide that one series makes it wide (Fig. 7's ADM on
+    a host that places the vCPUs far apart): with more than one series the cell names the
+    widest; a one-series figure's cell stays as it was (test_two_runs_compared)."""
+    a = _run(tmp_path, "a", "agrees", [2.0, 2.2, 2.4])
+    walls = {"fm": [2.8, 2.9, 2.85], "adm": [2.8, 3.9, 4.3]}
+    rows = [{"experiment": "fig07-no-load", "trial": f"{m}-{i}", "status": "ok", "baseline": "0", "rep": str(i),
+             "mode": m, "remote": "0.05", "wall_s": str(w)} for m, ws in walls.items() for i, w in enumerate(ws)]
+    _write_csv(a / "tables" / "fig07-no-load.csv", COLUMNS, rows)
+    text = reproducibility.report(a, a, ["fig07-no-load"], 2.0)
+    # t(0.975, 2) = 4.303: fm 4.303 * 0.05 / sqrt(3) / 2.85 = 4.4%; adm 1.93 / 3.667 = 52.6%
+    cell = "28.5% (max 52.6%, 2 points; widest: adm 52.6%)"
+    assert f"| fig07-no-load | {cell} | {cell} |" in text, text
+
+
 def test_a_reversed_verdict_is_told_from_a_change_to_inconclusive(tmp_path):
     """agrees in one run and differs in the other is a contradiction, marked and counted
     apart from a change to or from inconclusive (a claim within an interval of its bound)."""

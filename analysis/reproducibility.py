@@ -34,10 +34,9 @@ import statistics
 import sys
 from pathlib import Path
 
-from analysis import machine_speed, repetition_plan
+from analysis import machine_speed, precision, repetition_plan
 from analysis.baselines import ran_far
 from analysis.claims import level_rows, level_samples, load_claims, read_run_tables
-from analysis.figures import grouped
 from analysis.set_aside import SET_ASIDE
 from analysis.stats import read_rows
 from workflows import placement
@@ -58,14 +57,9 @@ def _set_aside_cell(run):
 
 
 def relative_half_widths(run, experiment):
-    """[(series, x, mean, half-width / mean, n)] of the figure's plotted points."""
+    """[(series, x, mean, half-width / mean, n)] of the figure's plotted points in a run."""
     plot = load_experiment(experiment)["plot"]
-    rows = read_rows(Path(run) / "tables" / f"{experiment}.csv")
-    out = []
-    for s, pts in grouped(rows, plot["x"], plot.get("series"), plot["y"]).items():
-        for x, m, h, n in pts:
-            out.append((s, x, m, h / m if m else float("nan"), n))
-    return out
+    return precision.relative_half_widths(read_rows(Path(run) / "tables" / f"{experiment}.csv"), plot)
 
 
 def _widest(points):

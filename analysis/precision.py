@@ -1,0 +1,23 @@
+"""How precise a figure is: the 95% interval's half-width of each plotted point relative to
+the point (the figure's own x, series and y; points with n >= 2), and their median, the
+figure's precision that issue 14 bars at 15% and that an experiment's `top_up_half_width`
+asks its top-up repetitions for (analysis/top_up.py)."""
+import statistics
+
+from analysis.figures import grouped
+
+
+def relative_half_widths(rows, plot):
+    """[(series, x, mean, half-width / mean, n)] of the figure's plotted points."""
+    out = []
+    for s, pts in grouped(rows, plot["x"], plot.get("series"), plot["y"]).items():
+        for x, m, h, n in pts:
+            out.append((s, x, m, h / m if m else float("nan"), n))
+    return out
+
+
+def median_half_width(rows, plot):
+    """(median relative half-width over the points with n >= 2, how many such points), or
+    (None, 0) when no point has two values."""
+    rel = [p[3] for p in relative_half_widths(rows, plot) if p[4] >= 2]
+    return (statistics.median(rel), len(rel)) if rel else (None, 0)

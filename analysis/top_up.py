@@ -1,11 +1,16 @@
 """The first look of the two-look design (analysis/sequential.py): judge, on the first
 `reps` repetitions of one experiment, every claim that reads it, and decide whether its
 `top_up` repetitions run. They run when any of those claims is inconclusive; a claim this
-machine cannot measure never asks for them. The decision is a JSON file that the
-workflow's `top_up` checkpoint reads to choose the experiment's trials.
+machine cannot measure never asks for them. With --half-width-over (the experiment's
+`top_up_half_width` at this scale) they also run when the figure's points are less precise
+than that: the median of their 95% half-widths relative to the point (analysis/precision.py)
+exceeds it. That sample size follows the measured spread, not the effect, so it leaves the
+claims' error rates alone; a host whose speed wanders gets the repetitions a steady one
+does without. The decision is a JSON file that the workflow's `top_up` checkpoint reads to
+choose the experiment's trials.
 
     python -m analysis.top_up --experiment NAME --claims configs/claims.yaml \\
-        --table FIRST_LOOK.csv --out DECISION.json
+        --table FIRST_LOOK.csv --out DECISION.json [--half-width-over 0.15 --plot EXPERIMENT.yaml]
 """
 import argparse
 import json
@@ -14,16 +19,38 @@ from pathlib import Path
 
 from airbase.atomic import write_atomic
 from analysis import claims as claims_mod
+from analysis.precision import median_half_width
 from analysis.sequential import TWO_LOOKS
+from analysis.stats import read_rows
+from workflows.experiments import ExperimentError, load_experiment
 
 
-def decide(doc, table_path, experiment):
-    """{"top_up": bool, "claims": {id: verdict at the first look with its figures}}."""
+def decide(doc, table_path, experiment, half_width_over=None, plot=None):
+    """{"top_up": bool, "claims": {id: verdict at the first look with its figures}, and with
+    half_width_over (and the figure's plot) "precision": {median_half_width, points, bar,
+    asks}}."""
     mine = [c for c in doc["claims"] if c["table"] == experiment]
     rows = claims_mod.summarise({**doc, "claims": mine}, [table_path], {experiment})
     looked = {r["id"]: {"verdict": r["verdict"], "reason": r["reason"]} for r in rows}
-    return {"experiment": experiment, "level": TWO_LOOKS,
-            "top_up": any(r["verdict"] == "inconclusive" for r in rows), "claims": looked}
+    d = {"experiment": experiment, "level": TWO_LOOKS,
+         "top_up": any(r["verdict"] == "inconclusive" for r in rows), "claims": looked}
+    if half_width_over is not None:
+        med, points = median_half_width(read_rows(table_path), plot)
+        # No point with two values yet (every run of a point failed or set aside): nothing
+        # says the figure is precise, so the repetitions run.
+        asks = med is None or med > half_width_over
+        d["precision"] = {"median_half_width": med, "points": points, "bar": half_width_over, "asks": asks}
+        d["top_up"] = d["top_up"] or asks
+    return d
+
+
+def _said(d):
+    said = "; ".join(f"{cid} {c['verdict']}" for cid, c in d["claims"].items()) or "no claims read it"
+    p = d.get("precision")
+    if p:
+        hw = "no point with two runs" if p["median_half_width"] is None else f"{p['median_half_width']:.1%}"
+        said += f"; median half-width {hw} ({'over' if p['asks'] else 'within'} {p['bar']:.0%})"
+    return said
 
 
 def main(argv=None):
@@ -32,6 +59,10 @@ def main(argv=None):
     ap.add_argument("--claims", required=True, help="configs/claims.yaml")
     ap.add_argument("--table", required=True, help="the experiment's table of its first `reps` repetitions")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--half-width-over", type=float, metavar="SHARE",
+                    help="also add the repetitions when the figure's median relative half-width exceeds this")
+    ap.add_argument("--plot", metavar="EXPERIMENT.yaml", help="the experiment whose plot gives the figure's points "
+                    "(with --half-width-over)")
     a = ap.parse_args(argv)
     if Path(a.table).stem != a.experiment:
         print(f"top_up: --table {a.table}: its name must be {a.experiment}.csv (claims find tables by name)",
@@ -42,9 +73,19 @@ def main(argv=None):
     except claims_mod.ClaimError as e:
         print(f"top_up: {e}", file=sys.stderr)
         return 2
-    d = decide(doc, a.table, a.experiment)
+    plot = None
+    if a.half_width_over is not None:
+        if a.half_width_over <= 0 or not a.plot:
+            print("top_up: --half-width-over needs a share > 0 and --plot EXPERIMENT.yaml", file=sys.stderr)
+            return 2
+        try:
+            plot = load_experiment(a.plot)["plot"]
+        except ExperimentError as e:
+            print(f"top_up: {e}", file=sys.stderr)
+            return 2
+    d = decide(doc, a.table, a.experiment, a.half_width_over, plot)
     write_atomic(a.out, json.dumps(d, indent=1) + "\n")
-    said = "; ".join(f"{cid} {c['verdict']}" for cid, c in d["claims"].items()) or "no claims read it"
+    said = _said(d)
     print(f"top_up: {a.experiment}: first look: {said} -> "
           f"{'adding its top-up repetitions' if d['top_up'] else 'no repetitions added'}", file=sys.stderr)
     return 0

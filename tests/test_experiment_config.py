@@ -470,3 +470,23 @@ def test_bad_sweep_except_names_file_and_field(tmp_path, text, words):
     with pytest.raises(ExperimentError) as e:
         load_experiment(p)
     assert str(p) in str(e.value) and words in str(e.value)
+
+
+@pytest.mark.parametrize("extra, words", [
+    ("top_up_half_width: 0.15\n", "top_up_half_width: needs top_up"),
+    ("top_up: 2\ntop_up_half_width: {smoke: null, quick: 0, paper: 0.1}\n", "top_up_half_width: 0 is not a share > 0"),
+    ("top_up: 2\ntop_up_half_width: -1\n", "top_up_half_width"),
+])
+def test_a_precision_top_up_needs_repetitions_and_a_share(tmp_path, extra, words):
+    """top_up_half_width (analysis/top_up.py) asks for the top-up repetitions by the first
+    look's median half-width: without top_up it could ask for nothing, and a share <= 0
+    would ask always."""
+    with pytest.raises(ExperimentError, match=words):
+        load_experiment(write(tmp_path, GOOD + extra))
+
+
+def test_a_precision_top_up_per_scale():
+    from workflows.experiments import top_up_half_width
+    exp = {"top_up": 3, "top_up_half_width": {"smoke": None, "quick": 0.15, "paper": 0.1}}
+    assert [top_up_half_width(exp, s) for s in ("smoke", "quick", "paper")] == [None, 0.15, 0.1]
+    assert top_up_half_width({"top_up": 3}, "quick") is None

@@ -100,6 +100,50 @@ def test_claims_of_other_experiments_never_ask(tmp_path):
                  "claims": {}}
 
 
+# The figure of write_table's rows: one point (profile none) of wall_s.
+PLOT = {"kind": "line", "x": "profile", "series": "mode", "y": "wall_s"}
+
+
+@pytest.mark.parametrize("values, bar, more", [
+    # mean 2.0, sd 0.1, n 3: half-width 4.303 * 0.1 / sqrt(3) = 0.248, 12.4% of the point
+    ([1.9, 2.0, 2.1], 0.15, False),
+    ([1.9, 2.0, 2.1], 0.12, True),
+    ([2.0], 0.15, True),            # no point with two runs: nothing says it is precise
+])
+def test_first_look_asks_for_precision(tmp_path, values, bar, more):
+    """top_up_half_width: the repetitions run when the figure's median relative half-width
+    exceeds the bar, even with every claim decided (here none reads the experiment)."""
+    table = tmp_path / "fig07-no-load.csv"
+    write_table(table, values)
+    d = top_up.decide(doc_with({"greater_than": 0}, table="fig15-pcs"), table, "fig07-no-load", bar, PLOT)
+    assert d["top_up"] is more and d["claims"] == {}
+    p = d["precision"]
+    assert p["asks"] is more and p["bar"] == bar
+    if len(values) > 1:
+        assert p["median_half_width"] == pytest.approx(0.124, abs=5e-4) and p["points"] == 1
+    else:
+        assert p["median_half_width"] is None and p["points"] == 0
+
+
+def test_an_undecided_claim_still_asks_when_the_figure_is_precise(tmp_path):
+    table = tmp_path / "fig03-optimistic-vs-conservative.csv"
+    write_table(table, [1.0, 1.2, 1.1])
+    d = top_up.decide(doc_with({"greater_than": 1.1}), table, "fig03-optimistic-vs-conservative", 10.0, PLOT)
+    assert d["top_up"] is True and d["precision"]["asks"] is False
+
+
+def test_top_up_cli_refuses_a_bar_without_its_plot(tmp_path):
+    table = tmp_path / "fig15-pcs.csv"
+    write_table(table, [1.0, 1.1])
+    for extra in (["--half-width-over", "0.15"], ["--half-width-over", "0", "--plot", "fig15-pcs"],
+                  ["--half-width-over", "0.15", "--plot", str(tmp_path / "none.yaml")]):
+        r = subprocess.run([sys.executable, "-m", "analysis.top_up", "--experiment", "fig15-pcs", "--claims",
+                            str(paths.CONFIGS / "claims.yaml"), "--table", str(table), "--out",
+                            str(tmp_path / "d.json"), *extra], cwd=paths.ROOT, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and r.stderr.startswith("top_up: "), (extra, r.stderr)
+        assert not (tmp_path / "d.json").exists()
+
+
 def test_top_up_cli_refuses_a_misnamed_table(tmp_path):
     table = tmp_path / "first-look.csv"
     write_table(table, [1.0, 1.1])
@@ -115,8 +159,9 @@ def test_top_up_cli_refuses_a_misnamed_table(tmp_path):
 # read by one claim on the repetition number itself: with 2 repetitions (0, 1) "rep > 0.5"
 # straddles its bound whatever the machine does, "rep > -100" agrees.
 
-def scratch(figure):
+def scratch(figure, extra=""):
     return textwrap.dedent(f"""\
+        {extra}
         figure: {figure}
         title: a scratch two-look experiment
         paper_finding: none
@@ -137,28 +182,40 @@ def rep_claim(cid, table, bound):
 
 
 def test_workflow_adds_repetitions_only_where_a_claim_is_undecided(tmp_path):
-    undecided, decided = "fig03-optimistic-vs-conservative", "fig15-pcs"
-    for name, fig in ((undecided, "Fig. 3"), (decided, "Fig. 15")):
-        (tmp_path / f"{name}.yaml").write_text(scratch(fig))
+    """... or, with top_up_half_width, where the figure is less precise than asked: a third
+    experiment that no claim reads asks for a median half-width under 1e-9 (two runs' wall
+    times are never that alike) and gets its top-up; the decided one's bar of 1000 (100000%)
+    never asks."""
+    undecided, decided, imprecise = "fig03-optimistic-vs-conservative", "fig15-pcs", "fig07-no-load"
+    for name, fig, extra in ((undecided, "Fig. 3", ""), (decided, "Fig. 15", "top_up_half_width: 1000"),
+                             (imprecise, "Fig. 7", "top_up_half_width: 1.0e-9")):
+        (tmp_path / f"{name}.yaml").write_text(scratch(fig, extra))
     doc = yaml.safe_load((paths.CONFIGS / "claims.yaml").read_text())
     doc["claims"] = [rep_claim("undecided", undecided, 0.5), rep_claim("decided", decided, -100)]
     (tmp_path / "claims.yaml").write_text(yaml.safe_dump(doc))
     work = tmp_path / "work"
     config = ["scale=smoke", f"claims={tmp_path / 'claims.yaml'}",
-              f"experiments=[{tmp_path / (undecided + '.yaml')},{tmp_path / (decided + '.yaml')}]"]
+              "experiments=[" + ",".join(str(tmp_path / f"{n}.yaml") for n in (undecided, decided, imprecise)) + "]"]
     run = lambda *a: subprocess.run([sys.executable, "-m", "snakemake", "-d", str(work), *a, "--config", *config,
                                      "--", "results/smoke/tables/summary.csv"],
                                     cwd=paths.ROOT, capture_output=True, text=True, timeout=280)
     r = run("--cores", "2")
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-3000:]
-    assert "up to 2 more" in out  # the estimate names the possible top-up
+    assert "up to 3 more" in out  # the estimate names the possible top-ups
     trials = work / "results/smoke/trials"
     assert sorted(p.name for p in (trials / undecided).glob("*.json")) == [f"profnone-rep{i}.json" for i in range(3)]
     assert sorted(p.name for p in (trials / decided).glob("*.json")) == [f"profnone-rep{i}.json" for i in range(2)]
     first = {n: json.loads((work / f"results/smoke/top-up/{n}.json").read_text()) for n in (undecided, decided)}
     assert first[undecided]["top_up"] is True and first[undecided]["claims"]["undecided"]["verdict"] == "inconclusive"
     assert first[decided]["top_up"] is False and first[decided]["claims"]["decided"]["verdict"] == "agrees"
+    assert first[decided]["precision"]["asks"] is False and first[decided]["precision"]["points"] == 1
+    assert "precision" not in first[undecided]
+    assert sorted(p.name for p in (trials / imprecise).glob("*.json")) == [f"profnone-rep{i}.json" for i in range(3)]
+    precision = json.loads((work / f"results/smoke/top-up/{imprecise}.json").read_text())
+    assert precision["top_up"] is True and precision["claims"] == {}
+    assert precision["precision"]["asks"] is True and precision["precision"]["median_half_width"] > 1e-9
+    assert f"{imprecise}: first look: no claims read it; median half-width" in out
     with open(work / "results/smoke/tables/summary.csv") as f:
         summary = {r["id"]: r for r in csv.DictReader(f)}
     assert summary["undecided"]["n"] == "3" and summary["undecided"]["verdict"] == "inconclusive"

@@ -18,7 +18,7 @@ def two_look_experiments(scale):
 
 def trial_files(scale, exp):
     """The experiment's trials: its first repetitions, and its top-up repetitions when the
-    top_up checkpoint found a claim on it undecided."""
+    top_up checkpoint found a claim on it undecided or its figure less precise than asked."""
     trials = PLAN[scale][exp][1]
     if any(t["top_up"] for t in trials):
         with open(checkpoints.top_up.get(scale=scale, exp=exp).output.decision) as f:
@@ -35,9 +35,18 @@ def solo_files(scale, exp):
     return [f"results/{scale}/trials/{exp}/solo-{p}.json" for p in profiles]
 
 
+def precision_args(scale, exp):
+    """--half-width-over and --plot for analysis.top_up when the experiment asks for its
+    top-up by precision at this scale (top_up_half_width), else nothing."""
+    e = PLAN[scale][exp][0]
+    bar = top_up_half_width(e, scale)
+    return "" if bar is None else f"--half-width-over {bar:g} --plot {shlex.quote(e['path'])}"
+
+
 checkpoint top_up:
     """The first look of a two-look experiment: its claims judged on its first repetitions
-    (a table of those alone); the decision says whether its top-up repetitions run."""
+    (a table of those alone), and with top_up_half_width its figure's precision; the
+    decision says whether its top-up repetitions run."""
     input:
         trials=lambda wc: first_look_files(wc.scale, wc.exp),
         solo=lambda wc: solo_files(wc.scale, wc.exp),
@@ -48,11 +57,12 @@ checkpoint top_up:
     priority: lambda wc: experiment_priority(wc.scale, wc.exp)  # its top-up follows its first look
     params:
         figure=lambda wc: PLAN[wc.scale][wc.exp][0]["figure"],
+        precision=lambda wc: precision_args(wc.scale, wc.exp),
     shell:
         "{PY:q} -m analysis.aggregate --experiment {wildcards.exp} --figure {params.figure:q} "
         "--out {output.table} --solo {input.solo} -- {input.trials} && "
         "{PY:q} -m analysis.top_up --experiment {wildcards.exp} --claims {input.claims:q} "
-        "--table {output.table} --out {output.decision}"
+        "--table {output.table} --out {output.decision} {params.precision}"
 
 
 # An experiment's table and figure run as soon as its trials are done, between the next

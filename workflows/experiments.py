@@ -97,6 +97,7 @@ def load_experiment(name_or_path):
                 if var not in sweep:
                     where = f"sweep_except.{scale}[{i}]" if scale else f"sweep_except[{i}]"
                     errors.append(f"{path}: {where}: '{var}' is not a sweep variable ({', '.join(sweep)})")
+    errors += _check_top_up_half_width(data, path)
     if COUNT_VAR in sweep and not errors:
         errors += _check_load_count(data, path)
     if errors:
@@ -111,6 +112,29 @@ def scale_values(value):
     if isinstance(value, dict):
         return [v for lst in value.values() for v in lst]
     return list(value)
+
+
+def _check_top_up_half_width(data, path):
+    """top_up_half_width asks for the top-up repetitions: it needs some, and points with
+    intervals (a line or bar plot); per scale, each a number > 0 or null."""
+    if "top_up_half_width" not in data:
+        return []
+    value, where = data["top_up_half_width"], f"{path}: top_up_half_width"
+    errors = []
+    for v in (value.values() if isinstance(value, dict) else []):  # a single value: the schema's
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0):
+            errors.append(f"{where}: {v!r} is not a share > 0 (0.15 for 15%) or null")
+    if not data.get("top_up"):
+        errors.append(f"{where}: needs top_up, the repetitions it asks for")
+    if (data.get("plot") or {}).get("kind") == "timeline":
+        errors.append(f"{where}: a timeline plot has no points with intervals")
+    return errors
+
+
+def top_up_half_width(exp, scale):
+    """The median relative half-width above which the top-up runs at this scale, or None."""
+    v = at_scale(exp.get("top_up_half_width"), scale)
+    return float(v) if v is not None else None
 
 
 def _check_load_count(data, path):

@@ -62,8 +62,8 @@ def relative_half_widths(run, experiment):
     return precision.relative_half_widths(read_rows(Path(run) / "tables" / f"{experiment}.csv"), plot)
 
 
-def _widest(points):
-    """'; widest: SERIES m%' (the series whose points' median relative half-width is the
+def _widest(points, series_var):
+    """'; widest: VAR=SERIES m%' (the series whose points' median relative half-width is the
     largest) when a figure has more than one series, else ''. A figure's median can hide
     that one series makes it wide (Fig. 7's ADM on a host that places the vCPUs far apart:
     docs/reference-runs.md)."""
@@ -73,7 +73,7 @@ def _widest(points):
     if len(by) < 2:
         return ""
     series, rel = max(((s, statistics.median(v)) for s, v in by.items()), key=lambda x: x[1])
-    return f"; widest: {series} {rel:.1%}"
+    return f"; widest: {series_var}={series} {rel:.1%}"
 
 
 Z_FAR = 2.5
@@ -373,7 +373,8 @@ def report(a, b, figures, min_engine_s):
                 cells.append(f"unreadable ({e})")
                 continue
             rel = [p[3] for p in pts]
-            cells.append(f"{statistics.median(rel):.1%} (max {max(rel):.1%}, {len(rel)} points{_widest(pts)})"
+            widest = _widest(pts, load_experiment(f)["plot"].get("series"))
+            cells.append(f"{statistics.median(rel):.1%} (max {max(rel):.1%}, {len(rel)} points{widest})"
                          if rel else "no point with n >= 2")
         lines.append(f"| {f} | {cells[0]} | {cells[1]} |")
     lines += ["", "### Trials", "", "| | run A | run B |", "|---|---|---|"]

@@ -92,7 +92,7 @@ def test_the_widest_series_of_a_figure_is_named(tmp_path):
     _write_csv(a / "tables" / "fig07-no-load.csv", COLUMNS, rows)
     text = reproducibility.report(a, a, ["fig07-no-load"], 2.0)
     # t(0.975, 2) = 4.303: fm 4.303 * 0.05 / sqrt(3) / 2.85 = 4.4%; adm 1.93 / 3.667 = 52.6%
-    cell = "28.5% (max 52.6%, 2 points; widest: adm 52.6%)"
+    cell = "28.5% (max 52.6%, 2 points; widest: mode=adm 52.6%)"
     assert f"| fig07-no-load | {cell} | {cell} |" in text, text
 
 

@@ -56,12 +56,6 @@ def _set_aside_cell(run):
     return f"{base}; {len(rows) - base}"
 
 
-def relative_half_widths(run, experiment):
-    """[(series, x, mean, half-width / mean, n)] of the figure's plotted points in a run."""
-    plot = load_experiment(experiment)["plot"]
-    return precision.relative_half_widths(read_rows(Path(run) / "tables" / f"{experiment}.csv"), plot)
-
-
 def _widest(points, series_var):
     """'; widest: VAR=SERIES m%' (the series whose points' median relative half-width is the
     largest) when a figure has more than one series, else ''. A figure's median can hide
@@ -368,12 +362,14 @@ def report(a, b, figures, min_engine_s):
         cells = []
         for run in (a, b):
             try:
-                pts = [p for p in relative_half_widths(run, f) if p[4] >= 2]
+                plot = load_experiment(f)["plot"]
+                pts = [p for p in precision.relative_half_widths(read_rows(Path(run) / "tables" / f"{f}.csv"), plot)
+                       if p[4] >= 2]
             except (OSError, ExperimentError, KeyError) as e:
                 cells.append(f"unreadable ({e})")
                 continue
             rel = [p[3] for p in pts]
-            widest = _widest(pts, load_experiment(f)["plot"].get("series"))
+            widest = _widest(pts, plot.get("series"))
             cells.append(f"{statistics.median(rel):.1%} (max {max(rel):.1%}, {len(rel)} points{widest})"
                          if rel else "no point with n >= 2")
         lines.append(f"| {f} | {cells[0]} | {cells[1]} |")

@@ -20,9 +20,10 @@ from workflows.setups import open_setup
 # seconds on this machine, not fixed: the fixed end time of 110000 was ~15 s of CPU on an
 # idle Xeon VM (11 M events/s) and ~27 s on an AMD EPYC one (7 M events/s), and each
 # second of work beyond the first turn costs about three seconds of test (the engine has a
-# third of the slices): 71 s for this test there, 37-51 s with 12 s of work. 14 s: a
-# run can go 1.4x faster than its pilot on a host whose speed wanders (docs/reference-runs.md),
-# and 14 / 1.4 still outlasts the first turn.
+# third of the slices): 71 and 79 s for this test there; 37-51 s with 12 s of work (3
+# runs), 42-67 s with 14 (5 runs; the engine's turn coming last costs a cycle). 14 s: a
+# run can go 1.4x faster than its pilot on a host whose speed wanders
+# (docs/reference-runs.md), and 14 / 1.4 still outlasts the first turn.
 # seq: a fixed amount of CPU work, which on a busy machine does not grow with rollbacks.
 ENGINE_WORK_S = 14
 SEQ = ["--mode", "seq", "--lps-per-pe", "2000"]

@@ -174,9 +174,9 @@ with cpu_competitor():
 # so the case shows the competitor really provokes it.
 # Seen failing once (29 Nov, AMD EPYC host, a full CTest run of a fresh clone at 4f59688):
 # the default deactivated twice in 2.46 s (the paper's rule 49 times in its run); 0 of 24
-# runs of the case by hand afterwards, near and far placement alike (1.8-2.4 s and 3.0-3.6 s runs).
-# Mechanism not found; a failure now says when each deactivation came and what foreign
-# demand was sampled around it.
+# runs of the case by hand afterwards, near and far placement alike (runs of 1.8-2.4 s and
+# 3.0-3.6 s). Mechanism not found; a failure now says when each deactivation came and what
+# foreign demand was sampled around it.
 # Like "no competitor" below, these need the rest of the machine quiet (another program's
 # CPU-bound work is a real competitor: the paper's rule then deactivates once and stays so,
 # the default and RQ rightly deactivate), so the foreign demand is sampled here too.

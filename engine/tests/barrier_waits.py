@@ -30,10 +30,16 @@ import time
 from airpdes_harness import AIRPDES, check, cpu_competitor, fail, finish
 
 ROUNDS = 3
-# ~500 GVT rounds: long enough that the count is not one scheduling decision (0.1-0.3 s with
-# a waiter that keeps its CPU beside two loads; yield, a slice per round, takes seconds)
+# ~660 GVT rounds (end time 500): long enough that the count is not one scheduling decision
+# (0.1-0.3 s with a waiter that keeps its CPU beside two loads; yield, a slice per round,
+# takes seconds)
 RUN = ["--mode", "fm", "--threads", "2", "--pin", "--pes", "2", "--lps-per-pe", "1000", "--remote", "0.3",
-       "--end-time", "500", "--quiet"]
+       "--quiet"]
+END_TIME = {"default": "500",
+            # yield pays a slice per round (10.8 s of a round's 12 s on an AMD host): a third
+            # of the end time still counts ~330 rounds, and its ~2 switches a round hardly
+            # move between runs (1.93-2.00 in the runs of 500 seen on 29 Nov)
+            "yield": "170"}
 # Freshly forked competitors start on the parent's CPU; the kernel spreads them within a few
 # balancing periods. Before that a pinned engine thread may have a CPU to itself.
 SETTLE_S = 0.5
@@ -63,7 +69,8 @@ def switches_per_round(wait, prefix=()):
     that handed the CPU away, the most NO_YIELD_S allows those in this run)."""
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "o.json")
-        p = subprocess.Popen([*prefix, AIRPDES, *RUN, "--barrier-wait", wait, "--json", out])
+        end = END_TIME.get(wait, END_TIME["default"])
+        p = subprocess.Popen([*prefix, AIRPDES, *RUN, "--end-time", end, "--barrier-wait", wait, "--json", out])
         _, status, usage = os.wait4(p.pid, 0)
         p.returncode = os.waitstatus_to_exitcode(status)
         if p.returncode != 0:

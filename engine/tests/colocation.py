@@ -20,21 +20,33 @@ from airpdes_harness import AIRPDES, assert_same, check, cpu_competitor, fail, f
 MODEL = ["--pes", "2", "--lps-per-pe", "1000", "--remote", "0.2", "--end-time", "6000"]
 FORCE_AFTER_S = 0.2   # into the run: past start-up, well before its end (~0.6 s alone)
 SETTLE_S = 0.3        # a freshly forked competitor needs a few balancing periods to spread
+# How long a policy that must not move is kept co-located: the moving policies moved within
+# their whole ~2 s runs, several times (2-7 moves)
+NO_MOVE_HOLD_S = 1.0
 
 
-def forced_run(extra):
+def forced_run(extra, hold_s=None):
     """Run fm on 2 threads; FORCE_AFTER_S in, put every engine thread on the first allowed
-    CPU. Returns the JSON, or None after a failure."""
+    CPU. With hold_s, give each thread its own CPUs back that long after: a policy that must
+    not move has had its chances by then, and the rest of the run need not crawl on one CPU
+    beside the competitor (a pinned run took 12.5 s, 3.8 s with the hold; block hands the
+    competitor its CPU at every wait and takes ~7 s either way). Returns the JSON, or None
+    after a failure."""
     first = min(os.sched_getaffinity(0))
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "o.json")
         p = subprocess.Popen([AIRPDES, "--mode", "fm", "--threads", "2", *MODEL, *extra, "--quiet", "--json", out])
         time.sleep(FORCE_AFTER_S)
-        forced = 0
+        forced, own = 0, {}
         try:
             for tid in os.listdir(f"/proc/{p.pid}/task"):
+                own[int(tid)] = os.sched_getaffinity(int(tid))
                 os.sched_setaffinity(int(tid), {first})
                 forced += 1
+            if hold_s is not None:
+                time.sleep(hold_s)
+                for tid, cpus in own.items():
+                    os.sched_setaffinity(tid, cpus)
         except (FileNotFoundError, ProcessLookupError):
             pass  # the run already ended: the check below says so
         try:
@@ -64,7 +76,7 @@ def main():
                                   (["--barrier-wait", "partner"], True),
                                   (["--barrier-wait", "block"], False),
                                   (["--barrier-wait", "partner", "--pin"], False)):
-            j = forced_run(extra)
+            j = forced_run(extra, hold_s=None if want_moves else NO_MOVE_HOLD_S)
             if j is None:
                 continue
             label = " ".join(extra)

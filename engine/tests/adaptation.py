@@ -172,21 +172,45 @@ with cpu_competitor():
 # 2.4 s by hand); the default also needs the lost time to reach --apte-share of the
 # window, which such a burst never does (0 in 2.4 s by hand). The paper's rule is run too,
 # so the case shows the competitor really provokes it.
-# Seen failing once (29 Nov, AMD EPYC host, a full CTest run of a fresh clone at 4f59688):
-# the default deactivated twice in 2.46 s (the paper's rule 49 times in its run); 0 of 24
-# runs of the case by hand afterwards, near and far placement alike (runs of 1.8-2.4 s and
-# 3.0-3.6 s). Mechanism not found; a failure now says when each deactivation came and what
-# foreign demand was sampled around it.
 # Like "no competitor" below, these need the rest of the machine quiet (another program's
 # CPU-bound work is a real competitor: the paper's rule then deactivates once and stays so,
-# the default and RQ rightly deactivate), so the foreign demand is sampled here too.
-def where_deactivated(j, samples, around_s=0.05):
-    """'at T s (foreign runnable tasks sampled within 50 ms: ...)' per deactivation, for a
-    failure message: whether a false alarm met another program's burst or none. (The
+# the default and RQ rightly deactivate), so the foreign demand is sampled here too. A whole
+# run's mean is not enough: a foreign program busy for a few tenths of a second leaves the
+# mean under FOREIGN_MAX and provokes right deactivations. Seen: the default failed once in
+# a fresh clone's CTest run (29 Nov, 2 deactivations in 2.46 s), and 2 of 100 runs of the
+# case by hand, each time while another program of ours ran (3 and 4 deactivations, the
+# foreign demand sampled 1-2 around each, the run's mean 0.16-0.18); 0 in the other 98. So
+# the bound counts only the deactivations that came with no foreign demand around them.
+# A foreign program busy for 0.4 s from 1 s into the run (48 runs by hand) made the default
+# deactivate once or twice within 0.2 s of its start, the foreign samples at 1 from ~40 ms
+# before the deactivation to the burst's end; on a quiet machine a sample reads 1 now and
+# then (the engine's threads wake and sleep between the sampler's reads). With this span
+# each of those deactivations counted as beside foreign demand, and 294 of the paper's
+# rule's 303 in 4 runs did not (the other 9 in a run whose foreign mean was 0.16).
+FOREIGN_BEFORE_S, FOREIGN_AFTER_S = 0.06, 0.1
+FOREIGN_AROUND = 0.5   # mean foreign runnable tasks in that span
+
+
+def foreign_around(t, samples):
+    """Mean foreign runnable tasks sampled from FOREIGN_BEFORE_S before t to FOREIGN_AFTER_S
+    after it (None without samples there)."""
+    near = [n for ts, n in samples if t - FOREIGN_BEFORE_S <= ts <= t + FOREIGN_AFTER_S]
+    return sum(near) / len(near) if near else None
+
+
+def false_alarms(j, samples):
+    """The deactivation times that came with no foreign demand around them."""
+    times = [x for th in j["threads"] for x in th["deactivation_times_s"]]
+    return [t for t in times if (foreign_around(t, samples) or 0.0) < FOREIGN_AROUND]
+
+
+def where_deactivated(j, samples):
+    """'at T s (foreign 0 1 1 ...)' per deactivation: the foreign runnable tasks sampled from
+    FOREIGN_BEFORE_S before it to FOREIGN_AFTER_S after, for a failure message. (The
     sampler's clock starts a few ms before the engine's.)"""
     out = []
     for t in sorted(x for th in j["threads"] for x in th["deactivation_times_s"]):
-        near = [f"{n:.0f}" for ts, n in samples if abs(ts - t) <= around_s]
+        near = [f"{n:.0f}" for ts, n in samples if t - FOREIGN_BEFORE_S <= ts <= t + FOREIGN_AFTER_S]
         out.append(f"at {t:.3f} s (foreign {' '.join(near) or '-'})")
     return "; ".join(out)
 
@@ -208,17 +232,18 @@ with on_off_competitor(0.02, 0.23) as brief:
         if j:
             assert_same(refs[12000], j, f"ladm apte {label} + a brief competitor")
             if quiet(f"ladm apte {label}", samples):
-                counts[label] = (sum(th["deactivations"] for th in j["threads"]), j["wall_s"],
-                                 where_deactivated(j, samples))
+                counts[label] = (len(false_alarms(j, samples)), sum(th["deactivations"] for th in j["threads"]),
+                                 j["wall_s"], where_deactivated(j, samples))
     if len(counts) == 2:
-        (paper, _, _), (default, wall, where) = counts["paper's rule"], counts["default"]
+        (paper, _, _, _), (default, all_default, wall, where) = counts["paper's rule"], counts["default"]
         ok = check(paper >= 2, f"the brief competitor provoked only {paper} deactivations by the "
                                "paper's rule: the case shows nothing")
         ok = check(default <= 1, f"ladm apte (default) + a brief competitor: {default} deactivations "
-                                 f"in {wall:.2f} s (the paper's rule: {paper}): {where}") and ok
+                                 f"with no foreign demand around them in {wall:.2f} s (the paper's rule: "
+                                 f"{paper}): {where}") and ok
         if ok:
-            print(f"ok   ladm apte + a brief competitor: {default} deactivations by default, "
-                  f"{paper} by the paper's rule")
+            print(f"ok   ladm apte + a brief competitor: {default} deactivations by default "
+                  f"({all_default - default} more beside another program's demand), {paper} by the paper's rule")
     # RQ beside the same competitor: each burst makes the pinned thread it lands on wait
     # ~50% for ~40 ms (EEVDF shares the CPU in 3 ms slices). RQ needs > --rq-threshold of
     # wait over 5 windows of 10 ms in a row; with 2 windows of 4 ms (engine f64d2bd and
@@ -229,9 +254,9 @@ with on_off_competitor(0.02, 0.23) as brief:
     if j:
         assert_same(refs[12000], j, "ladm rq + a brief competitor")
     if j and quiet("ladm rq", samples):
-        count = sum(th["deactivations"] for th in j["threads"])
-        if check(count <= 1, f"ladm rq + a brief competitor: {count} deactivations in {j['wall_s']:.2f} s: "
-                             f"{where_deactivated(j, samples)}"):
+        count = len(false_alarms(j, samples))
+        if check(count <= 1, f"ladm rq + a brief competitor: {count} deactivations with no foreign demand "
+                             f"around them in {j['wall_s']:.2f} s: {where_deactivated(j, samples)}"):
             print(f"ok   ladm rq + a brief competitor: {count} deactivations in {j['wall_s']:.2f} s")
 
 # --pi-backoff-ms (default 64) beside a competitor that comes and goes every 10 ms: each

@@ -14,7 +14,8 @@ other people's programs keep the cores busy, deactivating a thread is the right 
 while each such run goes, the test samples the kernel's count of runnable tasks
 (/proc/stat procs_running) minus the engine's own running threads and this sampler: the
 foreign demand for the cores. The "all N active" shares are asserted only when that demand
-averaged below FOREIGN_MAX; otherwise the case prints NOT CHECKED with the figure, and a
+averaged below FOREIGN_MAX, in one of up to QUIET_TRIES runs of the case; otherwise the case
+prints NOT CHECKED with the figure, and a
 run whose checks all passed ends as skipped, not passed (on a dedicated or CI machine
 every case is checked). The competitor cases need no such premise:
 foreign load only adds to the competitor."""
@@ -104,6 +105,21 @@ def run_sampled(*args, own=()):
 def mean_foreign(samples, after_s=0.0):
     v = [n for t, n in samples if t >= after_s]
     return max(0.0, sum(v) / len(v)) if v else 0.0
+
+
+QUIET_TRIES = 3  # runs of a case that needs a quiet machine, before it is NOT CHECKED
+
+
+def run_when_quiet(*args, own=()):
+    """run_sampled, again while another program kept the machine busy during the run (up to
+    QUIET_TRIES runs): one burst of someone else's work costs a run, not the case's check."""
+    for attempt in range(1, QUIET_TRIES + 1):
+        j, samples = run_sampled(*args, own=own)
+        foreign = mean_foreign(samples)
+        if j is None or foreign < FOREIGN_MAX or attempt == QUIET_TRIES:
+            return j, samples
+        print(f"note: the machine was busy during a run that needs it quiet ({foreign:.1f} foreign runnable "
+              f"tasks on average): run {attempt + 1} of at most {QUIET_TRIES}", flush=True)
 
 
 refs = {}
@@ -227,8 +243,8 @@ with on_off_competitor(0.02, 0.23) as brief:
     time.sleep(0.5)  # past the competitor's interpreter start-up, itself a 20-40 ms burst
     counts = {}
     for label, extra in (("paper's rule", ("--apte-hits", 1, "--apte-share", 0)), ("default", ())):
-        j, samples = run_sampled(*MODEL, "--end-time", 12000, "--mode", "ladm", "--threads", N, "--pin",
-                                 "--detector", "apte", "--reactivation", "rap", *extra, own=[brief.pid])
+        j, samples = run_when_quiet(*MODEL, "--end-time", 12000, "--mode", "ladm", "--threads", N, "--pin",
+                                    "--detector", "apte", "--reactivation", "rap", *extra, own=[brief.pid])
         if j:
             assert_same(refs[12000], j, f"ladm apte {label} + a brief competitor")
             if quiet(f"ladm apte {label}", samples):
@@ -249,8 +265,8 @@ with on_off_competitor(0.02, 0.23) as brief:
     # wait over 5 windows of 10 ms in a row; with 2 windows of 4 ms (engine f64d2bd and
     # before) it deactivated 7-10 times in a ~2 s run by hand, and in 11 of 12 no-load
     # runs of a quick reproduction. A CPU-bound load is detected above (N-1 active).
-    j, samples = run_sampled(*MODEL, "--end-time", 12000, "--mode", "ladm", "--threads", N, "--pin",
-                             "--detector", "rq", "--reactivation", "rap", own=[brief.pid])
+    j, samples = run_when_quiet(*MODEL, "--end-time", 12000, "--mode", "ladm", "--threads", N, "--pin",
+                                "--detector", "rq", "--reactivation", "rap", own=[brief.pid])
     if j:
         assert_same(refs[12000], j, "ladm rq + a brief competitor")
     if j and quiet("ladm rq", samples):
@@ -328,8 +344,8 @@ with cpu_competitor():
             print(f"ok   {label}: {d} deactivations")
 
 for mode, det in CASES:
-    j, samples = run_sampled(*MODEL, "--end-time", 3000, "--mode", mode, "--threads", N,
-                             "--detector", det, "--reactivation", "rap")
+    j, samples = run_when_quiet(*MODEL, "--end-time", 3000, "--mode", mode, "--threads", N,
+                                "--detector", det, "--reactivation", "rap")
     if not j:
         continue
     s, n = share(j["_timeline"], lambda a: a == N)

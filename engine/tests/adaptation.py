@@ -14,11 +14,10 @@ other people's programs keep the cores busy, deactivating a thread is the right 
 while each such run goes, the test samples the kernel's count of runnable tasks
 (/proc/stat procs_running) minus the engine's own running threads and this sampler: the
 foreign demand for the cores. The "all N active" shares are asserted only when that demand
-averaged below FOREIGN_MAX, in one of up to QUIET_TRIES runs of the case; otherwise the case
-prints NOT CHECKED with the figure, and a
-run whose checks all passed ends as skipped, not passed (on a dedicated or CI machine
-every case is checked). The competitor cases need no such premise:
-foreign load only adds to the competitor."""
+averaged below FOREIGN_MAX, in one of up to QUIET_TRIES runs of the case; otherwise the
+case prints NOT CHECKED with the figure, and a run whose checks all passed ends as skipped,
+not passed (on a dedicated or CI machine every case is checked). The competitor cases need
+no such premise: foreign load only adds to the competitor."""
 import json
 import os
 import subprocess
@@ -197,12 +196,13 @@ with cpu_competitor():
 # case by hand, each time while another program of ours ran (3 and 4 deactivations, the
 # foreign demand sampled 1-2 around each, the run's mean 0.16-0.18); 0 in the other 98. So
 # the bound counts only the deactivations that came with no foreign demand around them.
-# A foreign program busy for 0.4 s from 1 s into the run (48 runs by hand) made the default
+# A foreign program busy for 0.4 s from 1 s into the run (24 runs by hand) made the default
 # deactivate once or twice within 0.2 s of its start, the foreign samples at 1 from ~40 ms
 # before the deactivation to the burst's end; on a quiet machine a sample reads 1 now and
 # then (the engine's threads wake and sleep between the sampler's reads). With this span
-# each of those deactivations counted as beside foreign demand, and 294 of the paper's
-# rule's 303 in 4 runs did not (the other 9 in a run whose foreign mean was 0.16).
+# each of the 13 deactivations of the 12 runs it was tried on counted as beside foreign
+# demand, and 294 of the paper's rule's 303 in 4 runs did not (the other 9 in a run whose
+# foreign mean was 0.16).
 FOREIGN_BEFORE_S, FOREIGN_AFTER_S = 0.06, 0.1
 FOREIGN_AROUND = 0.5   # mean foreign runnable tasks in that span
 

@@ -108,8 +108,9 @@ def print_estimate():
     for s, plan in PLAN.items():
         n = sum(1 for _, ts in plan.values() for t in ts if not t["top_up"])
         extra, extra_min = top_up_minutes(plan)
-        more = (f"; up to {extra} more ({extra_min:.0f} min) where a claim is undecided after the first "
-                "repetitions" if extra else "")
+        why = ("a claim is undecided or a figure less precise than asked"
+               if any(top_up_half_width(e, s) is not None for e, _ in plan.values()) else "a claim is undecided")
+        more = f"; up to {extra} more ({extra_min:.0f} min) where {why} after the first repetitions" if extra else ""
         print(f"airlab: scale {s}: {len(plan)} experiments, {n} trials (estimate: "
               f"{estimate_minutes(plan):.0f} min on 2 cores from scratch, "
               f"{estimate_minutes(plan, NEAR_HOST):.0f} on a host that keeps its vCPUs near each other; "

@@ -202,7 +202,8 @@ def test_workflow_adds_repetitions_only_where_a_claim_is_undecided(tmp_path):
     r = run("--cores", "2")
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-3000:]
-    assert "up to 3 more" in out  # the estimate names the possible top-ups
+    # the estimate names the possible top-ups, and why (here one experiment asks for precision)
+    assert "up to 3 more" in out and "where a claim is undecided or a figure less precise than asked" in out
     trials = work / "results/smoke/trials"
     assert sorted(p.name for p in (trials / undecided).glob("*.json")) == [f"profnone-rep{i}.json" for i in range(3)]
     assert sorted(p.name for p in (trials / decided).glob("*.json")) == [f"profnone-rep{i}.json" for i in range(2)]

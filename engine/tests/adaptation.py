@@ -193,8 +193,9 @@ with cpu_competitor():
 # run's mean is not enough: a foreign program busy for a few tenths of a second leaves the
 # mean under FOREIGN_MAX and provokes right deactivations. Seen: the default failed once in
 # a fresh clone's CTest run (29 Nov, 2 deactivations in 2.46 s), and 2 of 100 runs of the
-# case by hand, each time while another program of ours ran (3 and 4 deactivations, the
-# foreign demand sampled 1-2 around each, the run's mean 0.16-0.18); 0 in the other 98. So
+# case by hand, both in the minute another Python program of ours ran (its timing was not
+# logged; 3 and 4 deactivations, the foreign demand sampled 1-2 around each, the run's mean
+# 0.16-0.18); 0 in the other 98. So
 # the bound counts only the deactivations that came with no foreign demand around them.
 # A foreign program busy for 0.4 s from 1 s into the run (24 runs by hand) made the default
 # deactivate once or twice within 0.2 s of its start, the foreign samples at 1 from ~40 ms

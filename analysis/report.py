@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from airbase.atomic import write_atomic
-from analysis import claims, locality
+from analysis import claims, locality, time_spent
 from analysis.caption import caption
 from analysis.recorded_machine import machine_facts, trial_machines
 from analysis.set_aside import SET_ASIDE
@@ -90,6 +90,28 @@ def _statistic_cell(r):
     return f"{r['statistic']}: {r['value']}{ci}, n={r['n']}"
 
 
+def time_section(experiments):
+    """Where the trials' time went (analysis/time_spent.py): so a run that took longer than
+    its estimate says whether the plan or the host (far placement, re-runs) took it."""
+    runs = {Path(table).parent.parent for _, _, table in experiments}
+    spent = time_spent.time_spent(d for run in sorted(runs)
+                                  for d in time_spent.records(run, {name for name, _, _ in experiments}))
+    h = ["<h2 id=time>Where the time went</h2>"]
+    if not spent["trials"]:
+        return h[0] + "<p>No trial records were found beside the tables.</p>"
+    h.append(f"<p>{spent['span_s'] / 60:.1f} minutes from the first trial's start to the last one's end, "
+             f"over {spent['trials']} trials (set-up before them and this analysis after them are not "
+             f"counted). Runs made again are no-load runs during which the host placed the CPUs far "
+             f"apart, and runs other work disturbed: a host that often does the first takes longer "
+             f"than one that keeps its CPUs near each other, with the same plan.</p>"
+             "<table><tr><th>what</th><th>minutes</th><th>share</th></tr>")
+    h += [f"<tr><td>{html.escape(what)}</td><td>{spent['parts'][k] / 60:.1f}</td>"
+          f"<td>{spent['parts'][k] / spent['span_s']:.0%}</td></tr>"
+          for k, what in time_spent.PARTS if spent["span_s"] > 0]
+    h.append("</table>")
+    return "".join(h)
+
+
 def build(scale, summary, experiments, out, claims_path=claims.DEFAULT):
     machines = trial_machines(experiments)
     facts = machine_facts(experiments)
@@ -147,6 +169,7 @@ def build(scale, summary, experiments, out, claims_path=claims.DEFAULT):
                  "delete a trial's JSON to run it again.</p>")
     else:
         h.append("<p>None: every trial ran.</p>")
+    h.append(time_section(experiments))
     h.append("</body></html>")
     write_atomic(out, "\n".join(h))
 

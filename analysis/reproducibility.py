@@ -21,6 +21,8 @@ Reads each run's tables (results/<scale>/tables/*.csv, summary.csv) and trial re
   CPUs the host ran far apart (the probe's ping-pong; analysis/machine_speed.py), and the
   far runs the analysis set aside (analysis/set_aside.py);
 - which two-look experiments added repetitions, and the first-look verdicts that asked;
+- where the trials' time went: engine runs kept and made again, waits, calibration
+  (analysis/time_spent.py);
 - whether the claims' statistics differ between the runs by more than their own intervals
   allow (per claim level, z = difference of the means over its standard error);
 - for multiples of the runs' repetitions, the chance that two runs judge each claim alike,
@@ -39,6 +41,7 @@ from analysis.baselines import ran_far
 from analysis.claims import level_rows, level_samples, load_claims, read_run_tables
 from analysis.set_aside import SET_ASIDE
 from analysis.stats import read_rows
+from analysis.time_spent import records as time_records, summary_line, time_spent
 from workflows import placement
 from workflows.experiments import ExperimentError, load_experiment
 
@@ -409,6 +412,8 @@ def report(a, b, figures, min_engine_s):
     for name, f in rows:
         lines.append(f"| {name} | {f(fa)} | {f(fb)} |")
     lines.append(f"| two-look experiments that added repetitions | {top_ups(a)} | {top_ups(b)} |")
+    lines.append("| where the trials' time went, first start to last end (analysis/time_spent.py) | "
+                 + " | ".join(summary_line(time_spent(time_records(run))) for run in (a, b)) + " |")
     speed = [fa["speed"], fb["speed"]]
     lines.append(f"| machine probe, run's median: chase / multiply (ns per step) | "
                  + " | ".join(f"{ref['chase_ns']:.2f} / {ref['compute_ns']:.3f}" if ref else "not recorded"

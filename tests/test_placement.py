@@ -259,6 +259,19 @@ def test_a_no_load_trial_that_ends_far_runs_again(tmp_path, two_cpus):
     from analysis.aggregate import row_of
     row = row_of(d, "placement", "test")
     assert row["ended_far"] == 1 and row["far_reruns"] == (0 if nz["attempts"][0]["disturbed"] else 1)
+    # Each run records its own waits (--wait-near-max 0.3: every probe far, so each waited
+    # it out), and where the trial's time went adds up to its span with both runs counted.
+    assert all(0.25 <= a["waited_s"] < 5 and a["settle_s"] >= 0 for a in nz["attempts"]), nz
+    assert nz["attempts"][kept]["waited_s"] == ms["wait"]["waited_s"], (nz, ms)
+    assert nz["attempts"][kept]["settle_s"] == nz["workflow_settle_s"], nz
+    from analysis.time_spent import time_spent
+    spent = time_spent([d])
+    t = d["trial"]
+    assert spent["trials"] == 1 and abs(spent["span_s"] - (t["finished_unix"] - t["started_unix"])) < 1e-9
+    parts = spent["parts"]
+    assert abs(sum(parts.values()) - spent["span_s"]) < 1e-6 and parts["between"] == 0, spent
+    assert parts["engine"] == nz["window_s"] and parts["rerun"] == nz["attempts"][1 - kept]["window_s"], spent
+    assert parts["near_wait"] == sum(a["waited_s"] for a in nz["attempts"]) and parts["runner"] > 0, spent
 
 
 def test_a_loaded_trial_that_ends_far_is_kept(tmp_path, two_cpus):

@@ -141,6 +141,12 @@ def test_report_has_every_figure_and_the_summary(smoke_run, plan):
     for exp, _ in plan.values():
         assert exp["figure"] in html and exp["title"] in html
     assert "fm_one_load" in html or "far exceeds proportional slowdown" in html
+    # where the time went, from the trials' own records: every trial, its engine runs in it
+    n = sum(len(trials) for _, trials in plan.values())
+    section = html.split("<h2 id=time>Where the time went</h2>", 1)[1]
+    assert f"over {n} trials" in section, section[:400]
+    engine_min = float(re.search(r"<td>engine runs kept</td><td>([0-9.]+)</td>", section).group(1))
+    assert engine_min > 0, section[:400]
 
 
 def test_rerun_has_nothing_to_do(smoke_run):

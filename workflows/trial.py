@@ -288,6 +288,9 @@ def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_una
         runs.append(m)
         attempt = {k: m["noise"][k] for k in ("foreign_cpu_s", "window_s", "disturbed")}
         ms = m["machine_speed"]
+        # What this run waited for before it started (analysis/time_spent.py: where the time went)
+        attempt["waited_s"] = (ms.get("wait") or {}).get("waited_s", 0.0)
+        attempt["settle_s"] = m["noise"]["workflow_settle_s"]
         # measured during the run, whatever the probes before and after said
         handoff = m["engine"].get("barrier_handoff")
         if level is None:

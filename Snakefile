@@ -143,7 +143,8 @@ rule reproduce_figures:
         summary="results/tables/summary.csv",
     shell:
         "cp {input.report} {output.report} && cp {input.summary} {output.summary} && "
-        "echo 'airlab: report at {output.report} (summary: {output.summary})'"
+        "echo 'airlab: report at {output.report} (summary: {output.summary})' && "
+        "{PY:q} -m analysis.time_spent --prefix 'airlab: the trials took ' results/{SCALE}"
 
 
 rule smoke:
@@ -152,7 +153,8 @@ rule smoke:
         "results/smoke/report.html",
         "results/smoke/tables/summary.csv",
     shell:
-        "echo 'airlab: smoke report at {input[0]}'"
+        "echo 'airlab: smoke report at {input[0]}' && "
+        "{PY:q} -m analysis.time_spent --prefix 'airlab: the trials took ' results/smoke"
 
 
 rule bench:

@@ -7,7 +7,7 @@ far apart a run can exceed it with the same plan (docs/reference-runs.md): this 
 whether the plan or the host took the time. Set-up before the first trial and the report
 after the last are outside the trials' span and not counted.
 
-    python -m analysis.time_spent results/quick
+    python -m analysis.time_spent results/quick    (the workflow prints it at the end)
 """
 import argparse
 import json
@@ -107,11 +107,12 @@ def summary_line(spent):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("run", help="a run's results folder (results/quick)")
+    ap.add_argument("--prefix", default="", help="printed before the line (the workflow's 'airlab: ...')")
     a = ap.parse_args(argv)
     if not (Path(a.run) / "trials").is_dir():
         print(f"time_spent: {a.run} has no trials/ folder: not a run's results", file=sys.stderr)
         return 2
-    print(summary_line(time_spent(records(a.run))))
+    print(a.prefix + summary_line(time_spent(records(a.run))))
     return 0
 
 

@@ -47,9 +47,12 @@ def plan():
     return all_trials(load_config(), "smoke")
 
 
-def test_prints_estimate_and_report_location(smoke_run):
+def test_prints_estimate_and_report_location(smoke_run, plan):
     _, out = smoke_run
     assert "airlab: scale" in out and "estimate" in out
+    # and at the end, where the trials' time went (analysis/time_spent.py)
+    n = sum(len(trials) for _, trials in plan.values())
+    assert re.search(rf"airlab: the trials took [0-9.]+ min over {n} trials: engine runs kept [0-9.]+ \(", out), out[-1500:]
     # the plain command picks up the workflow profile (keep-going, one trial at a time)
     assert "workflow specific profile profiles/default" in out
     assert "trial_slot=Resource(\"trial_slot\", 1)" in out

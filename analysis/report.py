@@ -94,8 +94,8 @@ def time_section(experiments):
     """Where the trials' time went (analysis/time_spent.py): so a run that took longer than
     its estimate says whether the plan or the host (far placement, re-runs) took it."""
     runs = {Path(table).parent.parent for _, _, table in experiments}
-    spent = time_spent.time_spent(d for run in sorted(runs)
-                                  for d in time_spent.records(run, {name for name, _, _ in experiments}))
+    recs = [d for run in sorted(runs) for d in time_spent.records(run, {name for name, _, _ in experiments})]
+    spent = time_spent.time_spent(recs)
     h = ["<h2 id=time>Where the time went</h2>"]
     if not spent["trials"]:
         return h[0] + "<p>No trial records were found beside the tables.</p>"
@@ -108,6 +108,10 @@ def time_section(experiments):
     h += [f"<tr><td>{html.escape(what)}</td><td>{spent['parts'][k] / 60:.1f}</td>"
           f"<td>{spent['parts'][k] / spent['span_s']:.0%}</td></tr>"
           for k, what in time_spent.PARTS if spent["span_s"] > 0]
+    h.append("</table><table><tr><th>experiment</th><th>trials</th><th>minutes in its trials</th>"
+             "<th>of which runs made again and waits for near CPUs</th></tr>")
+    h += [f"<tr><td>{html.escape(name)}</td><td>{e['trials']}</td><td>{e['span_s'] / 60:.1f}</td>"
+          f"<td>{e['far_s'] / 60:.1f}</td></tr>" for name, e in time_spent.by_experiment(recs).items()]
     h.append("</table>")
     return "".join(h)
 

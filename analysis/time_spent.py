@@ -94,6 +94,21 @@ def time_spent(recs):
     return {"span_s": whole, "trials": len(spans), "parts": total}
 
 
+def by_experiment(recs):
+    """{experiment: {"trials", "span_s" (its trials' spans summed), "far_s" (of which runs
+    made again and waits for near CPUs)}}, in the order the experiments first ran: what each
+    costs, for choosing a plan's repetitions."""
+    out = {}
+    for d in sorted(recs, key=lambda d: d["trial"]["started_unix"]):
+        name = (d["trial"].get("labels") or {}).get("experiment", "?")
+        span, parts = _trial(d)
+        e = out.setdefault(name, {"trials": 0, "span_s": 0.0, "far_s": 0.0})
+        e["trials"] += 1
+        e["span_s"] += span
+        e["far_s"] += parts["rerun"] + parts["near_wait"]
+    return out
+
+
 def summary_line(spent):
     """'41.2 min over 291 trials: engine runs kept 34.4 (83%), ...' (parts over 0.05 min)."""
     span = spent["span_s"]

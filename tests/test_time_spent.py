@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from analysis.time_spent import summary_line, time_spent
+from analysis.time_spent import by_experiment, summary_line, time_spent
 
 T0 = 1_800_000_000.0
 
@@ -85,3 +85,16 @@ def test_the_command_reads_a_run_and_refuses_a_folder_that_is_not_one(tmp_path):
     r = subprocess.run([sys.executable, "-m", "analysis.time_spent", str(tmp_path / "trials")],
                        capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and r.stderr.startswith("time_spent: "), r
+
+
+def test_each_experiment_counts_its_trials_and_their_far_handling_in_the_order_they_ran():
+    late = record(100.0, 20.0, [3.0, 2.5], waits=[1.0, 4.0], settles=[0.2, 0.2])
+    late["trial"]["labels"] = {"experiment": "fig08-one-load"}
+    early = record(0.0, 10.0, [8.0])
+    early["trial"]["labels"] = {"experiment": "fig01-fm-slowdown"}
+    again = record(50.0, 5.0, [4.0], waits=[0.5], settles=[0.1])
+    again["trial"]["labels"] = {"experiment": "fig01-fm-slowdown"}
+    got = by_experiment([late, again, early])
+    assert list(got) == ["fig01-fm-slowdown", "fig08-one-load"]
+    assert got["fig01-fm-slowdown"] == {"trials": 2, "span_s": 15.0, "far_s": 0.5}
+    assert got["fig08-one-load"] == {"trials": 1, "span_s": 20.0, "far_s": pytest.approx(3.0 + 5.0)}

@@ -150,6 +150,8 @@ def test_report_has_every_figure_and_the_summary(smoke_run, plan):
     assert f"over {n} trials" in section, section[:400]
     engine_min = float(re.search(r"<td>engine runs kept</td><td>([0-9.]+)</td>", section).group(1))
     assert engine_min > 0, section[:400]
+    for exp in plan:  # and each experiment's own minutes
+        assert f"<tr><td>{exp}</td><td>{len(plan[exp][1])}</td>" in section, (exp, section[-1500:])
 
 
 def test_rerun_has_nothing_to_do(smoke_run):

@@ -51,7 +51,8 @@ def _calibration_s(d):
 
 
 def _trial(d):
-    """{part: seconds} of one trial record, its wall span split."""
+    """(span, {part: seconds}) of one trial record: its wall span, split ('between' is the
+    run's, not a trial's)."""
     t = d["trial"]
     span = max(0.0, t["finished_unix"] - t["started_unix"])
     nz = d.get("noise") or {}

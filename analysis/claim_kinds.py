@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from analysis import pairing
-from analysis.baselines import Baselines
+from analysis.baselines import Baselines, ran_far
 from analysis.stats import level_key, number
 from analysis.tracking import tracking_gap
 
@@ -204,6 +204,18 @@ class Sample:
     why: str = ""                               # why there are no values
 
 
+def far_note(rows):
+    """'k of n runs ran far' over the rows a statistic read (set-aside runs are already out):
+    far runs stay in where fewer than 3 repetitions ran near (analysis/set_aside.py), and a
+    value made mostly of them is the far-placed host's, which a reader must see."""
+    far = sum(1 for r in rows if ran_far(r))
+    return f"{far} of {len(rows)} runs ran far" if far else ""
+
+
+def _joined(*notes):
+    return "; ".join(x for x in notes if x)
+
+
 def per_rep(rows, measure, table):
     """{rep: mean of the measure over the rows of that repetition} (rows a filter leaves
     together, e.g. every remote share, are averaged within their repetition)."""
@@ -220,7 +232,8 @@ def _paired(rows_a, rows_b, decl, table, op, why):
     made across blocks."""
     pairs = pairing.paired_values(rows_a, rows_b, measure_of(decl.get("measure", "wall_s")), table, op)
     across = sum(1 for _, _, how in pairs if how == pairing.ACROSS)
-    return Sample([v for _, v, _ in pairs], note=f"{across} pair(s) across blocks" if across else "",
+    return Sample([v for _, v, _ in pairs],
+                  note=_joined(f"{across} pair(s) across blocks" if across else "", far_note([*rows_a, *rows_b])),
                   why="" if pairs else why)
 
 
@@ -235,8 +248,10 @@ def _sides(rows, decl, table):
 
 def st_value(rows, decl, table):
     m = decl.get("measure", "wall_s")
-    a = per_rep(select(rows, decl.get("of") or {}), m, table)
-    return Sample(list(a[r] for r in sorted(a, key=level_key)), why="" if a else f"no {m} of {describe(decl.get('of'))}")
+    chosen = select(rows, decl.get("of") or {})
+    a = per_rep(chosen, m, table)
+    return Sample(list(a[r] for r in sorted(a, key=level_key)), note=far_note(chosen),
+                  why="" if a else f"no {m} of {describe(decl.get('of'))}")
 
 
 def _ratio(x, y):

@@ -46,6 +46,13 @@ def gone_soon(r, seconds=1.0):
         time.sleep(0.05)
 
 
+def ended_in_python_start_up(r):
+    """A SIGINT while Python itself starts (its `site` import, the first ~50 ms here) is
+    Python's fatal error, exit 1, before any of the lab's code has run: 5 of 400 random
+    instants in [0, 1.6] s on 29 Nov. The clean-up checks below hold for it too."""
+    return r.returncode == 1 and "Fatal Python error: init_" in r.stderr and r.stderr.rstrip().endswith("KeyboardInterrupt")
+
+
 def interrupt(tmp_path, setup, profile, at, sig, engine=SLOW_ENGINE):
     out = tmp_path / f"{setup}-{at}.json"
     r = Runner(out, profile=profile, setup=setup, engine=engine)
@@ -53,7 +60,7 @@ def interrupt(tmp_path, setup, profile, at, sig, engine=SLOW_ENGINE):
     r.proc.send_signal(sig)
     r.wait(120)
     # 130; or killed by the signal itself when it came before Python set up its handlers
-    assert r.returncode in (130, -signal.SIGINT, -signal.SIGTERM), (setup, at, r.stderr)
+    assert r.returncode in (130, -signal.SIGINT, -signal.SIGTERM) or ended_in_python_start_up(r), (setup, at, r.stderr)
     assert not out.exists()
     assert gone_soon(r) == [], f"{setup}, {profile}, {sig.name} at {at} s left: {r.stderr}"
     return r

@@ -40,6 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    # Before the subcommands' imports: a SIGINT from now on is noted, not only raised
+    from airbase import early_signals
+    early_signals.note_from_now()
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra:  # named after the subcommand, where parse_args would blame plain `airlab`

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import jsonschema
 
-from airbase import proctags, threads
+from airbase import child_wait, early_signals, proctags, threads
 from airbase.atomic import write_json
 from airbase.paths import AIRPDES, SCHEMAS
 from loads.launcher import LoadSet, SchedulerStuck, load_problems
@@ -198,18 +198,25 @@ def run_trial(profile, setup, out, engine_opts, rep=0, timeout=600.0, labels=Non
     `reruns` (workflows/placement.py).
 
     SIGINT/SIGTERM are caught from the first moment (even while the inputs are checked) and
-    turned into TrialInterrupted once every `finally` below has removed what was started."""
+    turned into TrialInterrupted once every `finally` below has removed what was started.
+    The handlers are installed inside the `try`, so an interrupt cannot fall between them and
+    it; one noted before (airbase/early_signals.py) interrupts at once; one that cuts the
+    last clean-up short is still TrialInterrupted (a CI run saw Interrupted escape, exit 1)."""
     def interrupted(signum, frame):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one is enough; let clean-up finish
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         raise Interrupted(signal.Signals(signum).name)
-    old = {s: signal.signal(s, interrupted) for s in (signal.SIGTERM, signal.SIGINT)}
-    # Inherited by everything the trial starts, so a later trial can sweep it if this
-    # runner is killed outright (workflows/setups/leftovers.py).
+    old = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
     old_env = os.environ.get(leftovers.KEY)
-    os.environ[leftovers.KEY] = str(os.getpid())
     done = False
     try:
+        for s in old:
+            signal.signal(s, interrupted)
+        if early_signals.first():
+            raise Interrupted(early_signals.first())
+        # Inherited by everything the trial starts, so a later trial can sweep it if this
+        # runner is killed outright (workflows/setups/leftovers.py).
+        os.environ[leftovers.KEY] = str(os.getpid())
         record = _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_unavailable,
                             load_count, target_s, calibration_dir, reruns, noise_threshold, wait_near)
         done = True
@@ -217,19 +224,35 @@ def run_trial(profile, setup, out, engine_opts, rep=0, timeout=600.0, labels=Non
     except Interrupted as e:
         raise TrialInterrupted(f"interrupted by {e}; nothing was written") from None
     finally:
-        if not done:
-            # The interrupt's exception may have cut a clean-up short; no second one may cut
-            # this sweep of whatever of this runner still exists (it carries our PID).
-            for s in old:
-                signal.signal(s, signal.SIG_IGN)
-            for item in leftovers.sweep_runner(os.getpid()):
-                _say(f"removed what the clean-up missed: {item}")
-        for s, h in old.items():
-            signal.signal(s, h)
-        if old_env is None:
-            os.environ.pop(leftovers.KEY, None)
-        else:
-            os.environ[leftovers.KEY] = old_env
+        late = _end_of_trial(done, old, old_env)
+        if late and not done:  # it came during the clean-up after another error: it wins
+            raise TrialInterrupted(f"interrupted by {late}; nothing was written") from None
+
+
+def _end_of_trial(done, old, old_env):
+    """run_trial's last clean-up: unless the trial finished, sweep whatever of this runner
+    still exists (it carries our PID); then give back the signal handlers and the
+    environment. Returns the name of an interrupt that came during it (at most one: the
+    handler then ignores both signals until the old handlers are back), after doing it all."""
+    late = None
+    while True:
+        try:
+            if not done:
+                # The interrupt's exception may have cut a clean-up short; no second one
+                # may cut this sweep.
+                for s in old:
+                    signal.signal(s, signal.SIG_IGN)
+                for item in leftovers.sweep_runner(os.getpid()):
+                    _say(f"removed what the clean-up missed: {item}")
+            for s, h in old.items():
+                signal.signal(s, h)
+            if old_env is None:
+                os.environ.pop(leftovers.KEY, None)
+            else:
+                os.environ[leftovers.KEY] = old_env
+            return late
+        except Interrupted as e:
+            late, done = str(e), False
 
 
 def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_unavailable, load_count=None,
@@ -439,14 +462,15 @@ def _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold, lev
                     # the run it measures. Under gang the job states are the evidence.
                     observed = {"engine": None if st.kind == "gang" else _observe(engine.pid),
                                 "loads": [_observe(ld.popen.pid if ld.popen else None) for ld in loads.loads]}
-                    # Block in wait4() (no polling wake-ups; it also returns the CPU of the
-                    # tree it reaps: perf and the engine); a timer enforces the timeout.
+                    # Block until the engine ends (no periodic wake-ups; a signal at any
+                    # instant ends the wait: airbase/child_wait.py), then wait4() returns the
+                    # CPU of the tree it reaps: perf and the engine. A timer enforces the timeout.
                     timed_out = threading.Event()
                     timer = threading.Timer(timeout, lambda: (timed_out.set(), _kill_group(engine, wait=False)))
                     timer.daemon = True
-                    threads.start(timer)  # SIGINT/SIGTERM must reach the main thread in wait4()
+                    threads.start(timer)  # SIGINT/SIGTERM go to the main thread
                     try:
-                        _, status, usage = os.wait4(engine.pid, 0)
+                        _, status, usage = child_wait.wait4(engine.pid)
                         engine.returncode = rc = os.waitstatus_to_exitcode(status)
                         window.close()
                     finally:

@@ -468,8 +468,8 @@ def _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold, lev
                     timed_out = threading.Event()
                     timer = threading.Timer(timeout, lambda: (timed_out.set(), _kill_group(engine, wait=False)))
                     timer.daemon = True
-                    threads.start(timer)  # SIGINT/SIGTERM go to the main thread
-                    try:
+                    try:  # the timer inside: an interrupt as it starts must still cancel it
+                        threads.start(timer)  # SIGINT/SIGTERM go to the main thread
                         _, status, usage = child_wait.wait4(engine.pid)
                         engine.returncode = rc = os.waitstatus_to_exitcode(status)
                         window.close()

@@ -6,14 +6,18 @@ last check), or that the kernel hands to another thread, leaves the handler pend
 child exits: for an engine run, minutes. Here the handler's C part writes a byte to a
 wakeup pipe (signal.set_wakeup_fd) and the wait polls that pipe beside the child's pidfd, so
 a signal at any instant wakes it; the handler then runs (raising, for the trial runner's
-SIGINT/SIGTERM) as soon as poll() returns. Main thread only (set_wakeup_fd)."""
+SIGINT/SIGTERM) as soon as poll() returns. Handlers run in the main thread only, so from any
+other thread this is a plain os.wait4()."""
 import os
 import select
 import signal
+import threading
 
 
 def wait4(pid):
     """os.wait4(pid, 0): (pid, status, rusage), interruptible by a signal at any instant."""
+    if threading.current_thread() is not threading.main_thread():
+        return os.wait4(pid, 0)
     try:
         pidfd = os.pidfd_open(pid)
     except (AttributeError, OSError):  # kernel before 5.3, or a child already reaped

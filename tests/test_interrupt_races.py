@@ -83,3 +83,13 @@ def test_a_sigint_swallowed_before_the_runner_holds_the_signals_still_stops_the_
     assert "running" not in r.stderr  # stopped before the engine or a load started
     assert not out.exists()
 
+
+
+def test_the_wait_works_from_a_helper_thread_too():
+    """Signal handlers (and set_wakeup_fd) belong to the main thread: elsewhere a plain wait."""
+    child = subprocess.Popen(["true"])
+    got = []
+    t = threading.Thread(target=lambda: got.append(child_wait.wait4(child.pid)))
+    t.start()
+    t.join(30)
+    assert got and got[0][0] == child.pid and os.waitstatus_to_exitcode(got[0][1]) == 0

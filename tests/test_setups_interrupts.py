@@ -47,7 +47,7 @@ def gone_soon(r, seconds=1.0):
 
 
 def ended_in_python_start_up(r):
-    """A SIGINT while Python itself starts (its `site` import, the first ~50 ms here) is
+    """A SIGINT while Python itself starts (its `site` import, the first ~10-35 ms here) is
     Python's fatal error, exit 1, before any of the lab's code has run: 5 of 400 random
     instants in [0, 1.6] s on 29 Nov. The clean-up checks below hold for it too."""
     return r.returncode == 1 and "Fatal Python error: init_" in r.stderr and r.stderr.rstrip().endswith("KeyboardInterrupt")

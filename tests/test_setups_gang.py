@@ -91,3 +91,22 @@ def test_gang_refuses_a_work_folder_too_long_for_slurm_sockets(tmp_path):
 
 # Interrupting a gang trial (before SLURM, while its daemons start, mid-run) is
 # tests/test_setups_interrupts.py's test_interrupted_gang_trial_at_each_phase_leaves_nothing.
+
+
+@pytest.mark.parametrize("state,code,stopped,rc,says", [
+    ("COMPLETED", 0, False, 0, None),
+    ("COMPLETED", 3, False, 3, None),
+    ("FAILED", 2, False, 2, "FAILED"),
+    ("NODE_FAIL", 0, False, 1, "NODE_FAIL"),       # exit code 0, but the job never finished
+    ("CANCELLED", 0, False, 1, "CANCELLED"),       # cancelled by someone else before it ran
+    ("CANCELLED", 143, True, 143, None),           # we asked it to stop: as the program ended
+    ("CANCELLED", 0, True, 0, None),
+    (None, None, False, 1, "without an exit code"),  # lost track of it
+])
+def test_a_job_that_did_not_complete_is_not_a_clean_exit(state, code, stopped, rc, says):
+    """The gang wrapper's exit code and message from the job's final state (synthetic states:
+    the ones that lie are the rare ones, NODE_FAIL on a busy host)."""
+    from workflows.setups.slurm_job import outcome
+    got_rc, why = outcome(state, code, stopped)
+    assert got_rc == rc
+    assert (why is None) if says is None else (says in why)

@@ -91,7 +91,6 @@ def test_a_sigint_swallowed_before_the_runner_holds_the_signals_still_stops_the_
     assert not out.exists()
 
 
-
 def test_the_wait_works_from_a_helper_thread_too():
     """Signal handlers (and set_wakeup_fd) belong to the main thread: elsewhere a plain wait."""
     child = subprocess.Popen(["true"])

@@ -280,7 +280,7 @@ def st_ratio_to_best(rows, decl, table):
         return Sample(why=f"no {m} of {describe(decl['of'])}" if not has_a else f"no {m} of any other configuration")
     best, rows_b, _ = min(cands, key=lambda c: statistics.mean(c[2].values()))
     s = _paired(rows_a, rows_b, decl, table, _ratio, "no repetition has both configurations")
-    s.note = "; ".join(x for x in (f"best other: {describe(best)}", s.note) if x)
+    s.note = _joined(f"best other: {describe(best)}", s.note)
     return s
 
 

@@ -212,8 +212,8 @@ def run_trial(profile, setup, out, engine_opts, rep=0, timeout=600.0, labels=Non
     try:
         for s in old:
             signal.signal(s, interrupted)
-        if early_signals.first():
-            raise Interrupted(early_signals.first())
+        if early := early_signals.first():
+            raise Interrupted(early)
         # Inherited by everything the trial starts, so a later trial can sweep it if this
         # runner is killed outright (workflows/setups/leftovers.py).
         os.environ[leftovers.KEY] = str(os.getpid())

@@ -8,6 +8,7 @@ import tempfile
 import time
 
 from airpdes_harness import AIRPDES, check, finish, not_checked, run
+from dir_watch import DirWatch
 
 SMALL = ["--lps-per-pe", "50", "--end-time", "50"]
 BAD = {
@@ -125,30 +126,39 @@ else:
                  f"rq without schedstat: exit {p.returncode}, stderr {lines!r}, left {os.listdir(d)}"):
             print(f"ok   rq without schedstat: {lines[0] if lines else ''}")
 
-# Written atomically and all-or-nothing: when the timeline path turns into a directory
-# during the run, the final rename fails, so the run fails with one line on stderr and
-# leaves neither the JSON (already complete) nor any temporary behind.
-with tempfile.TemporaryDirectory() as d:
-    out, tl = os.path.join(d, "out.json"), os.path.join(d, "tl.csv")
-    p = subprocess.Popen([AIRPDES, "--lps-per-pe", "2000", "--end-time", "20000", "--quiet",
-                          "--json", out, "--timeline", tl], stderr=subprocess.PIPE, text=True)
-    time.sleep(0.2)
-    running = p.poll() is None
-    os.mkdir(tl)
-    seen_partial = False
-    while p.poll() is None:  # meanwhile the final JSON name must not exist
-        seen_partial |= os.path.exists(out)
-        time.sleep(0.005)
-    err = p.stderr.read().strip().splitlines()
-    p.stderr.close()
-    if check(running, "the run ended within 0.2 s: cannot change the output path during it"):
+# Written atomically and all-or-nothing: when an output path turns into a directory during
+# the run, that rename fails, so the run fails with one line on stderr and leaves no output
+# and no temporary behind. The JSON, the run's record of success, is renamed last, so it
+# never appears for such a run, not even for the microseconds before the clean-up (seen
+# through an inotify watch, which no scheduling can hide it from).
+def break_output_during_run(broken):
+    with tempfile.TemporaryDirectory() as d:
+        paths = {"json": os.path.join(d, "out.json"), "timeline": os.path.join(d, "tl.csv")}
+        watch = DirWatch(d)
+        p = subprocess.Popen([AIRPDES, "--lps-per-pe", "2000", "--end-time", "20000", "--quiet",
+                              "--json", paths["json"], "--timeline", paths["timeline"]],
+                             stderr=subprocess.PIPE, text=True)
+        time.sleep(0.2)
+        running = p.poll() is None
+        os.mkdir(paths[broken])
+        err = p.communicate(timeout=120)[1].strip().splitlines()
+        appeared = watch.appeared()
+        left = sorted(os.listdir(d))
+        if not check(running, "the run ended within 0.2 s: cannot change the output path during it"):
+            return
         ok = check(p.returncode == 1 and len(err) == 1 and "cannot write" in err[0],
-                   f"failed rename: exit {p.returncode}, stderr {err!r}")
-        ok &= check(sorted(os.listdir(d)) == ["tl.csv"] and os.listdir(tl) == [],
-                    f"failed rename left {sorted(os.listdir(d))}")
-        ok &= check(not seen_partial, "the JSON appeared before the run finished")
+                   f"failed rename of the {broken}: exit {p.returncode}, stderr {err!r}")
+        ok &= check(left == [os.path.basename(paths[broken])] and os.listdir(paths[broken]) == [],
+                    f"failed rename of the {broken} left {left}")
+        ok &= check("out.json" not in appeared or broken == "json",
+                    f"failed rename of the {broken}: the JSON appeared before the run failed")
         if ok:
-            print(f"ok   failed final rename: exit 1, {err[0]}, nothing left behind")
+            print(f"ok   failed final rename of the {broken}: exit 1, {err[0]}, nothing left behind"
+                  f"{', the JSON never appeared' if broken == 'timeline' else ''}")
+
+
+break_output_during_run("timeline")
+break_output_during_run("json")
 
 # A good run: exactly the documented keys, consistent counts, a well-formed timeline.
 KEYS = {"config", "mode_adaptive", "wall_s", "start_monotonic_s", "committed_events", "processed_events", "rolled_back_events",

@@ -1,6 +1,7 @@
 /* airpdes: run one simulation from the command line (see --help). Output files are
  * written to FILE.tmp.PID and renamed only when every one of them was written, so after
- * a run they are all complete or all absent. */
+ * a run they are all complete or all absent. The JSON is renamed last: it is the run's
+ * record of success, so a reader never sees it for a run whose other output then fails. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +42,7 @@ typedef struct json_arg { air_engine *e; air_result *r; } json_arg;
 static void write_json(void *a, FILE *f) { json_arg *j = a; air_engine_write_json(j->e, j->r, f); }
 static void write_timeline(void *a, FILE *f) { air_timeline_write(a, f); }
 
-/* All temporaries written: rename them; if a rename fails, remove what was renamed. */
+/* All temporaries written: rename them in order; if a rename fails, remove what was renamed. */
 static int publish(out_file *outs, int n)
 {
     for (int i = 0; i < n; i++) {
@@ -75,13 +76,13 @@ int main(int argc, char **argv)
     out_file outs[2];
     int n = 0, failed = 0;
     json_arg ja = { e, &r };
-    if (o.json) {
-        outs[n] = (out_file){ .path = o.json };
-        failed |= write_tmp(&outs[n++], write_json, &ja) != 0;
-    }
-    if (o.timeline && !failed) {
+    if (o.timeline) {
         outs[n] = (out_file){ .path = o.timeline };
         failed |= write_tmp(&outs[n++], write_timeline, &tl) != 0;
+    }
+    if (o.json && !failed) { /* last, so that publish() renames it last */
+        outs[n] = (out_file){ .path = o.json };
+        failed |= write_tmp(&outs[n++], write_json, &ja) != 0;
     }
     if (failed) {
         for (int i = 0; i < n; i++)

@@ -110,3 +110,15 @@ def test_a_job_that_did_not_complete_is_not_a_clean_exit(state, code, stopped, r
     got_rc, why = outcome(state, code, stopped)
     assert got_rc == rc
     assert (why is None) if says is None else (says in why)
+
+
+def test_a_failed_gang_engine_says_what_its_job_did():
+    """A gang engine's failure message ends with its job's last sampled states (synthetic
+    record): the one thing known about a job whose program said nothing."""
+    from workflows.trial import _engine_job_evidence
+    states = [(0.5, {"airlab-engine": "PENDING"}), (1.0, {"airlab-engine": "RUNNING", "airlab-load-cpu.0": "PENDING"}),
+              (6.0, {"airlab-engine": "SUSPENDED", "airlab-load-cpu.0": "RUNNING"}), (9.5, {"airlab-load-cpu.0": "RUNNING"})]
+    said = _engine_job_evidence({"applied": {"job_states": states}})
+    assert said == "; the engine's job, as sampled: 0.5 s PENDING, 1 s RUNNING, 6 s SUSPENDED"
+    assert _engine_job_evidence({"applied": {"job_states": states[3:]}}).endswith("never in the queue")
+    assert _engine_job_evidence({"applied": {"time_slice_s": 5}}) == "" == _engine_job_evidence(None)

@@ -501,7 +501,8 @@ def _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold, lev
             setup_record = applied.record()  # after the setup is undone: includes what it saw
             if rc != 0 or not eng_json.exists():
                 tail = (wd / "engine.stderr").read_text(errors="replace").strip().splitlines()[-3:]
-                raise TrialError(f"the engine failed (exit {rc}): {' | '.join(tail) or 'no message'}")
+                raise TrialError(f"the engine failed (exit {rc}): {' | '.join(tail) or 'no message'}"
+                                 f"{_engine_job_evidence(setup_record)}")
             engine_result = json.loads(eng_json.read_text())
             timeline = _read_timeline(eng_tl)
     except SetupError as e:  # could not be applied here (exit 3), or not undone (a failure)
@@ -516,6 +517,17 @@ def _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold, lev
     return {"engine": engine_result, "records": records, "timeline": timeline, "perf": counters,
             "setup": setup_record, "argv": argv, "bare": bare, "noise": nz, "machine_speed": speed,
             "clock": _engine_clock(engine_result, t0, records)}
+
+
+def _engine_job_evidence(setup_record):
+    """Under gang the engine was a SLURM job: the job's last sampled states, for a failure
+    whose own message says nothing (the gang test once saw 'exit 0: no message', cause
+    unknown; the trial's record, and with it the states, is not written on failure)."""
+    states = (setup_record or {}).get("applied", {}).get("job_states") or []
+    seen = [f"{t:g} s {snap['airlab-engine']}" for t, snap in states if "airlab-engine" in snap]
+    if not states:  # not a gang trial, or the cluster never sampled
+        return ""
+    return f"; the engine's job, as sampled: {', '.join(seen[-4:]) or 'never in the queue'}"
 
 
 def _engine_clock(engine_result, t0, records):

@@ -91,17 +91,25 @@ static long futex(_Atomic uint32_t *word, int op, uint32_t val)
     return syscall(SYS_futex, (uint32_t *)word, op, val, NULL, NULL, 0);
 }
 
-/* bar_word follows bar_gen's low 32 bits (set by the leader in block_wake). A sleeper
- * registers in bar_sleepers before it checks the word, and the leader updates the word
- * before it reads bar_sleepers (both sequentially consistent), so either the sleeper sees
- * the new word or the leader sees the sleeper: no lost wake-up. FUTEX_WAIT itself rechecks
- * the word in the kernel. */
+/* Sleep on the futex word bar_word until the round is done. bar_word is what the leader
+ * changes and wakes on: block_wake sets it to bar_gen's low 32 bits after advancing bar_gen.
+ * Only bar_gen says the round is done. A leader switched out between its two stores leaves
+ * bar_word at the round before while the next round runs; a sleeper that took the stale word
+ * for "done" returned early and ran its PE while the next leader drained every PE (a broken
+ * event list, SIGSEGV in air_pe_fossil, 29 Nov; engine/tests/unit_barrier_wait.c). So the
+ * sleeper sleeps on whatever value the word has, and wakes whenever it changes.
+ * No lost wake-up: a sleeper registers in bar_sleepers before it reads the word, and the
+ * leader updates the word before it reads bar_sleepers (both sequentially consistent), so
+ * either the sleeper reads the new word (and FUTEX_WAIT, which rechecks it in the kernel,
+ * returns at once) or the leader sees the sleeper and wakes it. */
 static void sleep_until_done(air_engine *e, uint64_t gen)
 {
-    uint32_t word = (uint32_t)gen;
     atomic_fetch_add(&e->bar_sleepers, 1);
-    while (!round_done(e, gen) && atomic_load(&e->bar_word) == word)
+    for (;;) {
+        uint32_t word = atomic_load(&e->bar_word);
+        if (round_done(e, gen)) break;
         futex(&e->bar_word, FUTEX_WAIT_PRIVATE, word);
+    }
     atomic_fetch_sub(&e->bar_sleepers, 1);
 }
 

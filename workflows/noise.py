@@ -54,15 +54,16 @@ def _cpu_by_pid(pids):
 
 
 def process_table():
-    """{pid: (parent pid, start time in ticks, own CPU seconds)} of every process now."""
+    """{pid: (parent pid, start time in ticks, own CPU seconds, name)} of every process now."""
     out = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
         try:
             with open(f"/proc/{name}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            out[int(name)] = (int(fields[1]), int(fields[19]), (int(fields[11]) + int(fields[12])) / _TICK)
+                stat = f.read()
+            comm, fields = stat[stat.index("(") + 1:stat.rindex(")")], stat.rsplit(")", 1)[1].split()
+            out[int(name)] = (int(fields[1]), int(fields[19]), (int(fields[11]) + int(fields[12])) / _TICK, comm)
         except (OSError, IndexError, ValueError):
             pass  # ended while we looked
     return out
@@ -70,8 +71,8 @@ def process_table():
 
 def _descendants(table, root):
     kids = {}
-    for pid, (ppid, _, _) in table.items():
-        kids.setdefault(ppid, []).append(pid)
+    for pid, row in table.items():
+        kids.setdefault(row[0], []).append(pid)
     out, todo = set(), [root]
     while todo:
         for k in kids.get(todo.pop(), []):
@@ -81,17 +82,36 @@ def _descendants(table, root):
     return out
 
 
+def _started_before(before, after, pid):
+    """Whether pid in `after` is the same process as in `before` (not new, not a reused PID)."""
+    was = before.get(pid)
+    return was is not None and was[1] == after[pid][1]
+
+
+def others_by_pid(before, after, ours):
+    """{pid: CPU seconds} of the processes not in `ours` between two process tables: each
+    one's own CPU (not its reaped children's: a SLURM daemon reaps our engine), counted
+    from 0 when it started in between (a PID reused counts as new)."""
+    return {pid: max(0.0, row[2] - before[pid][2]) if _started_before(before, after, pid) else row[2]
+            for pid, row in after.items() if pid not in ours}
+
+
 def others_cpu_s(before, after, ours):
-    """CPU seconds the processes not in `ours` used between two process tables: each one's
-    own CPU (not its reaped children's: a SLURM daemon reaps our engine), counted from 0
-    when it started in between (a PID reused counts as new)."""
-    total = 0.0
-    for pid, (_, start, cpu) in after.items():
-        if pid in ours:
-            continue
-        was = before.get(pid)
-        total += max(0.0, cpu - was[2]) if was and was[1] == start else cpu
-    return total
+    return sum(others_by_pid(before, after, ours).values())
+
+
+def top_foreign(before, after, by_pid, n=3, min_s=0.01):
+    """Who the foreign CPU was: the n processes of by_pid that used the most (at least
+    min_s), each {pid, name, cpu_s, new}. new: it started during the run, as a process
+    of the trial's own would have; one that ran before it cannot be the trial's."""
+    top = sorted(((cpu, pid) for pid, cpu in by_pid.items() if cpu >= min_s), reverse=True)[:n]
+    return [{"pid": pid, "name": after[pid][3] if len(after[pid]) > 3 else "?", "cpu_s": round(cpu, 3),
+             "new": not _started_before(before, after, pid)} for cpu, pid in top]
+
+
+def named(processes):
+    """'name (pid) 1.23 s, ...' for a warning line."""
+    return ", ".join(f"{p['name']} ({p['pid']}) {p['cpu_s']:.2f} s" for p in processes)
 
 
 def ancestors(pid):
@@ -201,7 +221,8 @@ class Window:
         ours = (load_pids | engine_pids | set(proctags.find(self.key, self.runner_pid)) | {runner}
                 | _descendants(self.procs1, runner) | set(self.workflow1)
                 | ({watchdog_pid} if watchdog_pid else set()))
-        from_processes = others_cpu_s(self.procs0, self.procs1, ours)
+        by_pid = others_by_pid(self.procs0, self.procs1, ours)
+        from_processes = sum(by_pid.values())
         foreign = None if from_machine is None else max(from_machine, from_processes)
         limit = threshold * window
         return {
@@ -215,6 +236,7 @@ class Window:
             # the two estimates it is the larger of (see the module's doc)
             "foreign_from_machine_cpu_s": None if from_machine is None else round(from_machine, 3),
             "foreign_from_processes_cpu_s": round(from_processes, 3),
+            "foreign_processes": top_foreign(self.procs0, self.procs1, by_pid),
             # Recorded, not judged: a VM whose host is busy runs slower without any foreign
             # work here (ticks of 10 ms; see docs/reference-runs.md).
             "steal_cpu_s": round(self.steal1 - self.steal0, 3),

@@ -338,7 +338,9 @@ def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_una
             break
         where = (f"{ms['far_share']:.0%} of its barrier waits far" if ms["far_share"] is not None
                  else f"ping-pong {placement.pingpong_ns(ms['after'])} ns at its end")
-        why = (f"disturbed ({m['noise']['foreign_cpu_s']:.2f} s of CPU by other work)" if m["noise"]["disturbed"]
+        who = noise.named(m["noise"]["foreign_processes"])
+        why = (f"disturbed ({m['noise']['foreign_cpu_s']:.2f} s of CPU by other work{': ' + who if who else ''})"
+               if m["noise"]["disturbed"]
                else f"the host ran the CPUs far apart ({where})")
         _say(f"{trial_id}: {why}: running it again ({len(attempts)} of {reruns})")
         if m["noise"]["disturbed"]:
@@ -363,7 +365,8 @@ def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_una
     if nz["disturbed"]:
         warnings.append(f"disturbed: other work on the machine used {nz['foreign_cpu_s']:.2f} s of CPU during "
                         f"the {nz['window_s']:.2f} s run (more than {nz['threshold']:.0%} of one core)"
-                        + (f", after {nz['reruns']} re-run(s)" if nz["reruns"] else ""))
+                        + (f", after {nz['reruns']} re-run(s)" if nz["reruns"] else "")
+                        + (f"; most by {noise.named(nz['foreign_processes'])}" if nz["foreign_processes"] else ""))
     for r in records:
         if r["available"] and r["figures"].get("throughput") is None and not r["cpu_s"]:
             r["figures"]["error"] = "the load never ran during the trial (pending or suspended throughout)"

@@ -78,7 +78,11 @@ def test_long_targets_get_a_check_run_at_the_calibrated_end_time(tmp_path):
     assert check and check["end_time"] > p["end_time"] and check["wall_s"] > 0
     pilot_rate = p["end_time"] / p["best_wall_s"]
     assert check["end_time"] == pytest.approx(CHECK_RUN_FROM_S * pilot_rate, rel=0.01)
-    expected = max(pilot_rate, check["end_time"] / check["wall_s"]) if not check["disturbed"] else pilot_rate
+    # A disturbed check run counts only when every pilot was disturbed too (a busy machine:
+    # the fastest run is the best guess); the test expected the pilots' rate then, and failed
+    # beside two 25% CPU hogs (29 Nov).
+    counts = not check["disturbed"] or p["disturbed"]
+    expected = max(pilot_rate, check["end_time"] / check["wall_s"]) if counts else pilot_rate
     assert p["sim_time_per_s"] == pytest.approx(expected)
     assert rec["end_time"] == pytest.approx(CHECK_RUN_FROM_S * expected, rel=0.01)
     assert all(0.2 <= w <= 2.0 for w in p["walls_s"])  # pilots of about half the 1 s target

@@ -247,12 +247,12 @@ def test_a_fast_on_off_load_is_the_trials_and_never_makes_foreign_cpu_negative(t
 
 
 def test_foreign_cpu_from_processes_counts_the_others_new_and_reused_pids():
-    """others_cpu_s on two process tables {pid: (ppid, start, cpu)}: ours left out, a
+    """others_by_pid on two process tables {pid: (ppid, start, cpu)}: ours left out, a
     process that started in between counted from 0, a reused PID (new start time) too."""
     before = {1: (0, 5, 10.0), 50: (1, 100, 2.0), 60: (1, 200, 7.0), 70: (1, 300, 1.0), 99: (1, 400, 3.0)}
     after = {1: (0, 5, 10.25), 50: (1, 100, 2.5), 60: (1, 999, 0.5), 80: (1, 1000, 1.5), 99: (1, 400, 9.0)}
     # 1: +0.25; 50: +0.5; 60 reused: 0.5; 70 ended: lost; 80 new: 1.5; 99 ours: left out
-    assert noise.others_cpu_s(before, after, ours={99}) == pytest.approx(2.75)
+    assert sum(noise.others_by_pid(before, after, ours={99}).values()) == pytest.approx(2.75)
     assert noise._descendants({10: (1, 0, 0), 11: (10, 0, 0), 12: (11, 0, 0), 13: (1, 0, 0)}, 10) == {11, 12}
 
 
@@ -263,7 +263,6 @@ def test_the_foreign_processes_are_named_most_first_and_new_ones_marked():
     after = {50: (1, 100, 2.5, "make"), 60: (1, 999, 0.25, "reused"), 70: (1, 300, 1.005, "cc1"),
              80: (1, 1000, 1.5, "stress-ng"), 90: (1, 1001, 0.75, "x264"), 99: (1, 400, 9.0, "airpdes")}
     by_pid = noise.others_by_pid(before, after, ours={99})
-    assert sum(by_pid.values()) == pytest.approx(noise.others_cpu_s(before, after, ours={99}))
     top = noise.top_foreign(before, after, by_pid)
     assert [(p["name"], p["pid"], p["cpu_s"], p["new"]) for p in top] == [
         ("stress-ng", 80, 1.5, True), ("x264", 90, 0.75, True), ("make", 50, 0.5, False)]

@@ -62,7 +62,8 @@ def process_table():
         try:
             with open(f"/proc/{name}/stat") as f:
                 stat = f.read()
-            comm, fields = stat[stat.index("(") + 1:stat.rindex(")")], stat.rsplit(")", 1)[1].split()
+            end = stat.rindex(")")  # the name may itself hold ")"
+            comm, fields = stat[stat.index("(") + 1:end], stat[end + 1:].split()
             out[int(name)] = (int(fields[1]), int(fields[19]), (int(fields[11]) + int(fields[12])) / _TICK, comm)
         except (OSError, IndexError, ValueError):
             pass  # ended while we looked
@@ -94,10 +95,6 @@ def others_by_pid(before, after, ours):
     from 0 when it started in between (a PID reused counts as new)."""
     return {pid: max(0.0, row[2] - before[pid][2]) if _started_before(before, after, pid) else row[2]
             for pid, row in after.items() if pid not in ours}
-
-
-def others_cpu_s(before, after, ours):
-    return sum(others_by_pid(before, after, ours).values())
 
 
 def top_foreign(before, after, by_pid, n=3, min_s=0.01):

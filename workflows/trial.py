@@ -527,9 +527,9 @@ def _engine_job_evidence(setup_record):
     whose own message says nothing (the gang test once saw 'exit 0: no message', cause
     unknown; the trial's record, and with it the states, is not written on failure)."""
     states = (setup_record or {}).get("applied", {}).get("job_states") or []
-    seen = [f"{t:g} s {snap['airlab-engine']}" for t, snap in states if "airlab-engine" in snap]
     if not states:  # not a gang trial, or the cluster never sampled
         return ""
+    seen = [f"{t:g} s {snap['airlab-engine']}" for t, snap in states if "airlab-engine" in snap]
     return f"; the engine's job, as sampled: {', '.join(seen[-4:]) or 'never in the queue'}"
 
 

@@ -169,6 +169,15 @@ class LoadSet:
                 os.kill(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+        # Reap them: they are this process's children, and a caller that lives on (a test
+        # session, a long-lived tool) would otherwise keep their zombies until it exits.
+        deadline = time.monotonic() + STOP_GRACE_S
+        for ld in self.loads:
+            if ld.popen is not None:
+                try:
+                    ld.popen.wait(timeout=max(0.0, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    pass
 
     def _start_watchdog(self):
         """Kills this set's processes if the launcher dies before stop() (loads.watchdog)."""

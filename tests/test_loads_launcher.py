@@ -228,6 +228,8 @@ def test_a_stuck_scheduler_does_not_hang_stop(tmp_path, short_waits):
         time.sleep(0.2)
         assert processes_tagged(loads.tag) == []
         assert [r["stopped_cleanly"] for r in loads.records] == [False, False]
+        # and reaped: this process lives on (as a test session does), so no zombie of them
+        assert [r["exit_code"] for r in loads.records] == [-signal.SIGKILL, -signal.SIGKILL]
         assert loads.stop() is loads.records  # a second stop() (the `with`'s) returns them
     finally:
         release.set()
@@ -248,6 +250,7 @@ def test_a_stuck_start_raises_and_leaves_nothing(tmp_path, short_waits):
                          workdir=tmp_path / "w") as loads:
                 loads.start()
         assert processes_tagged(loads.tag) == []
+        assert [r["exit_code"] for r in loads.records] == [-signal.SIGKILL, None]  # reaped; never started
     finally:
         release.set()
         for pid in processes_tagged(loads.tag):

@@ -14,7 +14,8 @@ other people's programs keep the cores busy, deactivating a thread is the right 
 while each such run goes, the test samples the kernel's count of runnable tasks
 (/proc/stat procs_running) minus the engine's own running threads and this sampler: the
 foreign demand for the cores. The "all N active" shares are asserted only when that demand
-averaged below FOREIGN_MAX, in one of up to QUIET_TRIES runs of the case; otherwise the
+averaged below FOREIGN_MAX, in one of up to QUIET_TRIES runs of the case (one run while
+the machine has stayed busy since an earlier case's runs); otherwise the
 case prints NOT CHECKED with the figure, and a run whose checks all passed ends as skipped,
 not passed (on a dedicated or CI machine every case is checked). The competitor cases need
 no such premise: foreign load only adds to the competitor."""
@@ -107,15 +108,30 @@ def mean_foreign(samples, after_s=0.0):
 
 
 QUIET_TRIES = 3  # runs of a case that needs a quiet machine, before it is NOT CHECKED
+# True after a case spent all its tries on a busy machine: the next cases then run once each
+# until one run comes back quiet. A machine busy for minutes (a CI host's neighbours) cost
+# QUIET_TRIES runs per case for the same NOT CHECKED: 125-142 s beside a hog, 36 s quiet.
+stayed_busy = False
 
 
 def run_when_quiet(*args, own=()):
     """run_sampled, again while another program kept the machine busy during the run (up to
     QUIET_TRIES runs): one burst of someone else's work costs a run, not the case's check."""
-    for attempt in range(1, QUIET_TRIES + 1):
+    global stayed_busy
+    tries = 1 if stayed_busy else QUIET_TRIES
+    for attempt in range(1, tries + 1):
         j, samples = run_sampled(*args, own=own)
         foreign = mean_foreign(samples)
-        if j is None or foreign < FOREIGN_MAX or attempt == QUIET_TRIES:
+        if j is None:
+            return j, samples
+        if foreign < FOREIGN_MAX:
+            stayed_busy = False
+            return j, samples
+        if attempt == tries:
+            if stayed_busy:
+                print(f"note: the machine is still busy ({foreign:.1f} foreign runnable tasks on average), "
+                      f"as through an earlier case's {QUIET_TRIES} runs: one run, not {QUIET_TRIES}", flush=True)
+            stayed_busy = True
             return j, samples
         print(f"note: the machine was busy during a run that needs it quiet ({foreign:.1f} foreign runnable "
               f"tasks on average): run {attempt + 1} of at most {QUIET_TRIES}", flush=True)

@@ -110,7 +110,7 @@ def mean_foreign(samples, after_s=0.0):
 QUIET_TRIES = 3  # runs of a case that needs a quiet machine, before it is NOT CHECKED
 # True after a case spent all its tries on a busy machine: the next cases then run once each
 # until one run comes back quiet. A machine busy for minutes (a CI host's neighbours) cost
-# QUIET_TRIES runs per case for the same NOT CHECKED: 125-142 s beside a hog, 36 s quiet.
+# QUIET_TRIES runs per case for the same NOT CHECKED: 126-143 s beside a hog, 36-55 s quiet.
 stayed_busy = False
 
 

@@ -85,7 +85,12 @@ def test_long_targets_get_a_check_run_at_the_calibrated_end_time(tmp_path):
     expected = max(pilot_rate, check["end_time"] / check["wall_s"]) if counts else pilot_rate
     assert p["sim_time_per_s"] == pytest.approx(expected)
     assert rec["end_time"] == pytest.approx(CHECK_RUN_FROM_S * expected, rel=0.01)
-    assert all(0.2 <= w <= 2.0 for w in p["walls_s"])  # pilots of about half the 1 s target
+    # The pilots run at the end time that scales the probe to half the 1 s target. Checked on
+    # the end time, not the walls: on the AMD host one end time took 0.21-0.69 s quiet, and a
+    # bound on the walls (0.2-2 s) failed a quiet suite on 29 Nov.
+    probe = p["probe"]
+    assert p["end_time"] == float(f"{probe['end_time'] * 0.5 / probe['wall_s']:.3g}")
+    assert probe["wall_s"] >= 0.5 * 0.6 and len(p["walls_s"]) >= 3
     short = calibrate(["--mode", "fm", *CONFIG], 0.3, tmp_path)
     assert short["pilot"]["check_run"] is None
 

@@ -19,7 +19,7 @@ PARTS = (
     ("engine", "engine runs kept"),
     ("rerun", "engine runs made again (far placement or disturbed)"),
     ("near_wait", "waiting for near CPUs"),
-    ("calibration", "calibration runs (end times)"),
+    ("calibration", "calibration (end times: runs, waits and probes)"),
     ("settle", "waiting for the workflow to go quiet"),
     ("runner", "the runner's own work"),
     ("between", "between trials (Snakemake, tables, figures)"),
@@ -41,10 +41,14 @@ def records(run, experiments=None):
 
 
 def _calibration_s(d):
-    """Engine seconds of the calibration this trial made (none when it was cached)."""
+    """Seconds of the calibration this trial made (none when it was cached): its whole span
+    when recorded, else (records before it was) the engine runs alone, and the waits and
+    probes around them fall to the runner's share."""
     c = d.get("calibration") or {}
     if not c or c.get("cached"):
         return 0.0
+    if c.get("span_s") is not None:
+        return c["span_s"]
     p = c.get("pilot") or {}
     return (sum(p.get("walls_s") or []) + ((p.get("probe") or {}).get("wall_s") or 0.0)
             + ((p.get("check_run") or {}).get("wall_s") or 0.0))

@@ -62,6 +62,7 @@ def test_calibration_is_measured_once_and_cached(tmp_path):
     a = calibrate(["--mode", "ladm", *CONFIG], 0.3, tmp_path)
     assert not a["cached"] and a["end_time"] > 0 and a["pilot"]["mode"] == "fm"
     assert 3 <= len(a["pilot"]["walls_s"]) <= 8 and a["pilot"]["best_wall_s"] >= min(a["pilot"]["walls_s"])
+    assert a["span_s"] >= sum(a["pilot"]["walls_s"]) + a["pilot"]["probe"]["wall_s"]  # the runs and around them
     b = calibrate(["--mode", "fm", *CONFIG, "--detector", "apte"], 0.3, tmp_path)
     assert b["cached"] and b["end_time"] == a["end_time"] and b["key"] == a["key"]
     assert json.loads((tmp_path / f"{a['key']}.json").read_text())["end_time"] == a["end_time"]

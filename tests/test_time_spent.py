@@ -57,6 +57,15 @@ def test_calibration_counts_where_it_was_made_not_where_it_was_cached():
     assert p["calibration"] == pytest.approx(6.2) and p["engine"] == pytest.approx(8.1)
 
 
+def test_a_calibrations_waits_and_probes_count_as_calibration_not_the_runner():
+    """Its recorded span (runs, settles, waits for near CPUs, probes) is calibration time; at
+    smoke scale 5 s of it went to the runner's share when only the runs counted."""
+    pilot = {"walls_s": [0.2, 0.2, 0.2], "probe": {"wall_s": 0.1}, "check_run": None}
+    d = record(0, 9.0, [1.0], calibration={"cached": False, "pilot": pilot, "span_s": 5.0})
+    p = time_spent([d])["parts"]
+    assert p["calibration"] == 5.0 and p["runner"] == pytest.approx(9.0 - 1.0 - 5.0)
+
+
 def test_gaps_between_trials_are_counted_once_and_overlaps_not_at_all():
     a = record(0, 5.0, [4.0])
     b = record(7.0, 5.0, [4.0])       # 2 s after a

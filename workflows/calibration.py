@@ -172,6 +172,7 @@ def _children_cpu_s():
 
 def measure(work, target_s, timeout=300, near=None):
     """Run the pilots; returns the calibration record (without caching). near: see _pilot."""
+    started = time.monotonic()
     goal = min(PILOT_WALL_S, max(0.05, target_s / 2))
     # Probes lengthen the run until it is long enough to scale; the pilots then run at the
     # scaled end time (so only their walls count: a probe's was for another end time).
@@ -207,7 +208,10 @@ def measure(work, target_s, timeout=300, near=None):
                       "disturbed": not clean, "far_runs": far_runs, "waited_for_near": near is not None,
                       "probe": probe, "check_run": check,
                       "sim_time_per_s": rate},
-            "end_time": end_time, "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            "end_time": end_time, "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            # The whole measurement: the runs and, around each, the workflow's settle, the wait
+            # for near CPUs and the probe after it (5 s at smoke scale for 0.6 s of runs).
+            "span_s": round(time.monotonic() - started, 3)}
 
 
 def calibrate(engine_opts, target_s, cache_dir, timeout=300, near=None):

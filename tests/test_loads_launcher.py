@@ -35,6 +35,13 @@ def test_offsets_times_and_figures(tmp_path):
     assert processes_tagged(loads.tag) == []
 
 
+def _comm(pid):
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return None
+
+
 def test_hooks_apply_to_every_process(tmp_path):
     seen = []
     hooks = ProcessHooks(
@@ -43,7 +50,12 @@ def test_hooks_apply_to_every_process(tmp_path):
         on_started=lambda pid, load: seen.append((pid, load["name"])))
     with LoadSet(resolve_profile("onoff-ctp1000-x2"), hooks=hooks, workdir=tmp_path) as loads:
         loads.start()
-        time.sleep(0.3)
+        # Read each process once it runs the load (`nice` has set its niceness and exec'd it):
+        # a SCHED_IDLE child beside two busy cores waited longer than a fixed 0.3 s (29 Nov).
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and any(_comm(pid) != "airload" for pid, _ in seen):
+            time.sleep(0.05)
+        assert [_comm(pid) for pid, _ in seen] == ["airload"] * 2, "the loads never ran within 30 s"
         stats = [open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split() for pid, _ in seen]
         records = loads.stop()
     assert [name for _, name in seen] == ["onoff.0", "onoff.1"]

@@ -168,10 +168,13 @@ def test_the_workflow_above_the_runner_is_the_instrument_not_noise(tmp_path):
         _, err = p.communicate(timeout=300)
         assert p.returncode == 0, err
         nz = json.loads(out.read_text())["noise"]
-        assert nz["runner_parts_cpu_s"]["workflow"] > 0.5 * nz["window_s"], nz
+        assert nz["runner_parts_cpu_s"]["workflow"] > 0, nz
         assert 4.9 <= nz["workflow_settle_s"] < 6, nz  # waited for it to go quiet, then gave up
         assert p.pid not in [f["pid"] for f in nz["foreign_processes"]], nz
         if not nz["disturbed"]:
+            # Most of a core, counted as the workflow's: the premise holds on an otherwise quiet
+            # machine only (beside two busy cores the spinning thread had 0.46 of one, 29 Nov).
+            assert nz["runner_parts_cpu_s"]["workflow"] > 0.5 * nz["window_s"], nz
             return
         tries.append(nz)
     _skip_if_others_were_busy(tries, own={p.pid})

@@ -17,6 +17,7 @@ from analysis import claims, top_up
 from analysis.aggregate import COLUMNS
 from analysis.sequential import SINGLE_LOOK, TWO_LOOKS, interval_text
 from analysis.stats import mean_ci, t_quantile
+from trial_helpers import run_workflow
 
 # Student's t, two-sided 95%, 1..30 degrees of freedom (any statistics table)
 T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
@@ -196,9 +197,8 @@ def test_workflow_adds_repetitions_only_where_a_claim_is_undecided(tmp_path):
     work = tmp_path / "work"
     config = ["scale=smoke", f"claims={tmp_path / 'claims.yaml'}",
               "experiments=[" + ",".join(str(tmp_path / f"{n}.yaml") for n in (undecided, decided, imprecise)) + "]"]
-    run = lambda *a: subprocess.run([sys.executable, "-m", "snakemake", "-d", str(work), *a, "--config", *config,
-                                     "--", "results/smoke/tables/summary.csv"],
-                                    cwd=paths.ROOT, capture_output=True, text=True, timeout=280)
+    run = lambda *a: run_workflow([sys.executable, "-m", "snakemake", "-d", str(work), *a, "--config", *config,
+                                   "--", "results/smoke/tables/summary.csv"], 900, cwd=paths.ROOT)  # a hang, not a busy machine
     r = run("--cores", "2")
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-3000:]

@@ -22,15 +22,20 @@ from airbase import proctags
 from airbase import paths
 from workflows import machine
 from workflows.experiments import all_trials, load_config
+from trial_helpers import run_workflow
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 TABLE_COLUMNS = {"experiment", "figure", "trial", "status", "reason", "profile", "setup", "mode",
                  "remote", "n_loads", "wall_s", "baseline_wall_s", "slowdown", "pred_eq1", "pred_eq3"}
 
 
-def snakemake(workdir, *args, timeout=280):
-    return subprocess.run([*SNAKEMAKE, "-d", str(workdir), *args], cwd=paths.ROOT,
-                          capture_output=True, text=True, timeout=timeout)
+# Generous limits: they catch a hang, not a slow machine. The smoke target takes 1-1.5 min
+# quiet, 3 beside a busy core, and more than the 280 s it once had beside two (29 Nov).
+WORKFLOW_TIMEOUT_S = 900
+
+
+def snakemake(workdir, *args, timeout=WORKFLOW_TIMEOUT_S):
+    return run_workflow([*SNAKEMAKE, "-d", str(workdir), *args], timeout, cwd=paths.ROOT)
 
 
 @pytest.fixture(scope="module")
@@ -154,6 +159,19 @@ def test_report_has_every_figure_and_the_summary(smoke_run, plan):
         assert f"<tr><td>{exp}</td><td>{len(plan[exp][1])}</td>" in section, (exp, section[-1500:])
 
 
+def test_a_workflow_past_its_time_limit_is_stopped_with_everything_it_started():
+    """The limit on these tests' workflows stops the whole process group, not the first
+    process only: a job it started (here a shell's two sleeps) does not run on into the
+    tests after it."""
+    tag = uuid.uuid4().hex
+    with pytest.raises(AssertionError, match="did not finish within 1 s"):
+        run_workflow(["sh", "-c", "sleep 100 & sleep 100"], 1, env={**os.environ, "AIRLAB_TEST_RUN": tag})
+    deadline = time.monotonic() + 10
+    while proctags.find("AIRLAB_TEST_RUN", tag) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert proctags.find("AIRLAB_TEST_RUN", tag) == []
+
+
 def test_rerun_has_nothing_to_do(smoke_run):
     work, _ = smoke_run
     r = snakemake(work, "-n", "smoke", timeout=120)
@@ -188,7 +206,7 @@ def test_edited_experiment_reruns_exactly_its_trials(tmp_path):
         p.write_text(EDITABLE)
     only = "experiments=[" + ",".join(str(p) for p in exps.values()) + "]"
     targets = [f"results/smoke/trials/{name}/profnone-rep0.json" for name in exps]
-    r = snakemake(work, "--cores", "2", "--config", only, "--", *targets, timeout=240)
+    r = snakemake(work, "--cores", "2", "--config", only, "--", *targets, timeout=WORKFLOW_TIMEOUT_S)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     r = snakemake(work, "-n", "--config", only, "--", *targets, timeout=120)
     assert r.returncode == 0 and "rule trial:" not in r.stdout, (r.stdout + r.stderr)[-3000:]
@@ -268,7 +286,7 @@ def test_interrupted_run_resumes(tmp_path):
     assert "interrupted by SIGINT" in log and "no record written" in log, log
 
     # (c) the next run (rerun-incomplete, from the workflow profile) completes the set
-    r = snakemake(work, "--cores", "2", "--config", only, "--", *targets, timeout=240)
+    r = snakemake(work, "--cores", "2", "--config", only, "--", *targets, timeout=WORKFLOW_TIMEOUT_S)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     assert targets[1] in r.stderr  # the interrupted trial was rerun
     rerun = json.loads((trials / "profcpu1-rep0.json").read_text())

@@ -79,3 +79,27 @@ def wait_until_gone(runner, seconds=10.0):
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(0.1)
+
+
+def run_workflow(argv, timeout, **kw):
+    """subprocess.run for a Snakemake workflow (argv, capture_output, text), whose timeout
+    stops the whole workflow: Snakemake runs in its own session and a workflow still going at
+    `timeout` gets SIGTERM on its process group (the runners stop their engines and loads),
+    then SIGKILL; the test fails with the output's tail. subprocess.run's own timeout kills
+    Snakemake alone and leaves its running trial to the tests after it."""
+    import os
+    import signal
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            stdin=subprocess.DEVNULL, start_new_session=True, **kw)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            out, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate()
+        raise AssertionError(f"the workflow did not finish within {timeout} s (stopped): "
+                             f"{(out + err)[-3000:]}") from None
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)

@@ -54,7 +54,10 @@ def test_trial_under_each_setup(tmp_path, setup):
     assert d["runner"]["version"] != "" and d["machine"]["cores"] >= 1
     assert d["commands"][0][-1].endswith("timeline.csv") or "--timeline" in d["commands"][0]
     load = d["loads"][0]
-    assert load["figures"]["throughput"] > 0 and load["start_s"] is not None
+    # SCHED_IDLE runs only on a CPU nothing else wants: beside two busy cores (29 Nov) the
+    # idle load never ran and printed no figures, which is that setup working.
+    starved = setup == "idle" and d["noise"]["disturbed"]
+    assert load["start_s"] is not None and (starved or load["figures"]["throughput"] > 0), (load, d["noise"])
     seen = d["setup"]["applied"]["observed"]
     eng, ld = seen["engine"], seen["loads"][0]
     if setup == "cpuset":

@@ -198,7 +198,7 @@ def test_workflow_adds_repetitions_only_where_a_claim_is_undecided(tmp_path):
     config = ["scale=smoke", f"claims={tmp_path / 'claims.yaml'}",
               "experiments=[" + ",".join(str(tmp_path / f"{n}.yaml") for n in (undecided, decided, imprecise)) + "]"]
     run = lambda *a: run_workflow([sys.executable, "-m", "snakemake", "-d", str(work), *a, "--config", *config,
-                                   "--", "results/smoke/tables/summary.csv"], 900, cwd=paths.ROOT)  # a hang, not a busy machine
+                                   "--", "results/smoke/tables/summary.csv"], cwd=paths.ROOT)
     r = run("--cores", "2")
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-3000:]

@@ -22,16 +22,11 @@ from airbase import proctags
 from airbase import paths
 from workflows import machine
 from workflows.experiments import all_trials, load_config
-from trial_helpers import run_workflow
+from trial_helpers import WORKFLOW_TIMEOUT_S, run_workflow
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 TABLE_COLUMNS = {"experiment", "figure", "trial", "status", "reason", "profile", "setup", "mode",
                  "remote", "n_loads", "wall_s", "baseline_wall_s", "slowdown", "pred_eq1", "pred_eq3"}
-
-
-# Generous limits: they catch a hang, not a slow machine. The smoke target takes 1-1.5 min
-# quiet, 3 beside a busy core, and more than the 280 s it once had beside two (29 Nov).
-WORKFLOW_TIMEOUT_S = 900
 
 
 def snakemake(workdir, *args, timeout=WORKFLOW_TIMEOUT_S):
@@ -206,7 +201,7 @@ def test_edited_experiment_reruns_exactly_its_trials(tmp_path):
         p.write_text(EDITABLE)
     only = "experiments=[" + ",".join(str(p) for p in exps.values()) + "]"
     targets = [f"results/smoke/trials/{name}/profnone-rep0.json" for name in exps]
-    r = snakemake(work, "--cores", "2", "--config", only, "--", *targets, timeout=WORKFLOW_TIMEOUT_S)
+    r = snakemake(work, "--cores", "2", "--config", only, "--", *targets)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     r = snakemake(work, "-n", "--config", only, "--", *targets, timeout=120)
     assert r.returncode == 0 and "rule trial:" not in r.stdout, (r.stdout + r.stderr)[-3000:]
@@ -286,7 +281,7 @@ def test_interrupted_run_resumes(tmp_path):
     assert "interrupted by SIGINT" in log and "no record written" in log, log
 
     # (c) the next run (rerun-incomplete, from the workflow profile) completes the set
-    r = snakemake(work, "--cores", "2", "--config", only, "--", *targets, timeout=WORKFLOW_TIMEOUT_S)
+    r = snakemake(work, "--cores", "2", "--config", only, "--", *targets)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     assert targets[1] in r.stderr  # the interrupted trial was rerun
     rerun = json.loads((trials / "profcpu1-rep0.json").read_text())

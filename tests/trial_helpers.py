@@ -1,5 +1,5 @@
-"""Helpers for the trial, setup and doctor tests: run `airlab trial` as a user would, and
-check that nothing it started survived it.
+"""Helpers for the trial, setup, doctor and workflow tests: run `airlab trial` (or a
+Snakemake workflow) as a user would, and check that nothing it started survived it.
 
 Other engineers' tests run on the same machine at the same time, so "nothing left" must
 mean "nothing of *this* run": every runner we start carries a unique AIRLAB_TEST_RUN tag in
@@ -81,7 +81,12 @@ def wait_until_gone(runner, seconds=10.0):
         time.sleep(0.1)
 
 
-def run_workflow(argv, timeout, **kw):
+# A workflow's limit in the tests catches a hang, not a slow machine: the smoke target takes
+# 1-1.5 min quiet, about 3 beside a busy core and 277-327 s beside two (29 Nov).
+WORKFLOW_TIMEOUT_S = 900
+
+
+def run_workflow(argv, timeout=WORKFLOW_TIMEOUT_S, **kw):
     """subprocess.run for a Snakemake workflow (argv, capture_output, text), whose timeout
     stops the whole workflow: Snakemake runs in its own session and a workflow still going at
     `timeout` gets SIGTERM on its process group (the runners stop their engines and loads),

@@ -6,8 +6,11 @@ mean "nothing of *this* run": every runner we start carries a unique AIRLAB_TEST
 its environment, which its engine, its loads and even its SLURM daemons and jobs inherit,
 and its cgroups are named after its PID (airlab-<pid>-...)."""
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -26,7 +29,6 @@ class Runner:
     """One `airlab trial` process with its own tag."""
 
     def __init__(self, out, profile="cpu-1", setup="cfs", engine=SHORT_ENGINE, extra=(), env=None):
-        import os
         self.tag = uuid.uuid4().hex
         self.out = Path(out)
         argv = [AIRLAB, "trial", "--profile", profile, "--setup", setup, "--out", str(out), *extra, "--", *engine]
@@ -39,8 +41,6 @@ class Runner:
         try:
             self.stdout, self.stderr = self.proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            import signal
-            import time
             self.proc.send_signal(signal.SIGUSR1)  # the runner prints where every thread is
             time.sleep(1.0)
             self.proc.terminate()  # then stop it the way a user would, so it cleans up
@@ -72,7 +72,6 @@ def run(out, **kw):
 
 def wait_until_gone(runner, seconds=10.0):
     """What is still left after up to `seconds` (killed processes take a moment to exit)."""
-    import time
     deadline = time.monotonic() + seconds
     while True:
         left = runner.left_behind()
@@ -92,8 +91,6 @@ def run_workflow(argv, timeout=WORKFLOW_TIMEOUT_S, **kw):
     `timeout` gets SIGTERM on its process group (the runners stop their engines and loads),
     then SIGKILL; the test fails with the output's tail. subprocess.run's own timeout kills
     Snakemake alone and leaves its running trial to the tests after it."""
-    import os
-    import signal
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             stdin=subprocess.DEVNULL, start_new_session=True, **kw)
     try:

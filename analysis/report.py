@@ -99,6 +99,9 @@ def time_section(experiments):
     h = ["<h2 id=time>Where the time went</h2>"]
     if not spent["trials"]:
         return h[0] + "<p>No trial records were found beside the tables.</p>"
+    if spent["span_s"] <= 0:  # shares of no time say nothing: no table of them
+        return h[0] + (f"<p>The {spent['trials']} trial records found span no time (each started "
+                       "when it finished): nothing to break down.</p>")
     h.append(f"<p>{spent['span_s'] / 60:.1f} minutes from the first trial's start to the last one's end, "
              f"over {spent['trials']} trials (set-up before them and this analysis after them are not "
              f"counted). Runs made again are no-load runs during which the host placed the CPUs far "
@@ -107,7 +110,7 @@ def time_section(experiments):
              "<table><tr><th>what</th><th>minutes</th><th>share</th></tr>")
     h += [f"<tr><td>{html.escape(what)}</td><td>{spent['parts'][k] / 60:.1f}</td>"
           f"<td>{spent['parts'][k] / spent['span_s']:.0%}</td></tr>"
-          for k, what in time_spent.PARTS if spent["span_s"] > 0]
+          for k, what in time_spent.PARTS]
     h.append("</table><table><tr><th>experiment</th><th>trials</th><th>minutes in its trials</th>"
              "<th>of which runs made again and waits for near CPUs</th></tr>")
     h += [f"<tr><td>{html.escape(name)}</td><td>{e['trials']}</td><td>{e['span_s'] / 60:.1f}</td>"

@@ -107,3 +107,19 @@ def test_each_experiment_counts_its_trials_and_their_far_handling_in_the_order_t
     assert list(got) == ["fig01-fm-slowdown", "fig08-one-load"]
     assert got["fig01-fm-slowdown"] == {"trials": 2, "span_s": 15.0, "far_s": 0.5}
     assert got["fig08-one-load"] == {"trials": 1, "span_s": 20.0, "far_s": pytest.approx(3.0 + 5.0)}
+
+
+def test_the_reports_section_breaks_down_a_runs_time_and_says_so_when_it_spans_none(tmp_path):
+    """The report's "Where the time went" (analysis/report.time_section) over the records beside
+    the tables: a table of the parts with their shares, and, for records that span no time
+    (start == finish), one sentence instead of a table without rows."""
+    from analysis.report import time_section
+    folder = tmp_path / "trials" / "fig07-no-load"
+    folder.mkdir(parents=True)
+    experiments = [("fig07-no-load", None, str(tmp_path / "tables" / "fig07-no-load.csv"))]
+    (folder / "t.json").write_text(json.dumps(record(0, 0.0, [0.0])))
+    h = time_section(experiments)
+    assert "span no time" in h and "<table>" not in h, h
+    (folder / "u.json").write_text(json.dumps(record(0, 600.0, [300.0])))
+    h = time_section(experiments)
+    assert "<table><tr><th>what</th>" in h and "<td>engine runs kept</td><td>5.0</td><td>50%</td>" in h, h

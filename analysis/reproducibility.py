@@ -41,7 +41,7 @@ from analysis.baselines import ran_far
 from analysis.claims import level_rows, level_samples, load_claims, read_run_tables
 from analysis.set_aside import SET_ASIDE
 from analysis.stats import read_rows
-from analysis.time_spent import records as time_records, summary_line, time_spent
+from analysis.time_spent import named_records, summary_line, time_spent, timed
 from workflows import placement
 from workflows.experiments import ExperimentError, load_experiment
 
@@ -139,16 +139,6 @@ def _between_runs_lines(a, b):
                                      for z, c, lv, ma, mb in far) if far else "") + "."]
 
 
-def trials(run):
-    for p in sorted((Path(run) / "trials").glob("*/*.json")):
-        try:
-            d = json.loads(p.read_text())
-        except (OSError, ValueError):
-            continue
-        if d.get("status") == "ok":
-            yield p.parent.name, d
-
-
 def deactivated(d):
     """The engine's own count (a deactivation shorter than a timeline sample is one too),
     or a timeline sample below the run's threads."""
@@ -211,7 +201,8 @@ def trial_facts(run, min_engine_s):
     steal, no_load_walls, no_load_far, workflow_share = [], {}, {}, []
     far_shares = {"no-load": [], "loaded": []}
     pi_idle_slow = None  # PI's slow probes in no-load adaptive trials, those that kept the CPU
-    records = list(trials(run))
+    every = list(named_records(run))  # read once: any status for the time, the ok ones for the rest
+    records = [(exp, d) for exp, d in every if d.get("status") == "ok"]
     for exp, d in records:
         n += 1
         eng = d["engine"]
@@ -257,7 +248,8 @@ def trial_facts(run, min_engine_s):
             "far_reruns": far_reruns, "near_waits": near_waits, "far_shares": far_shares,
             "steal": steal, "drift": _block_drift(no_load_walls),
             "run_to_run": _run_to_run(no_load_walls, no_load_far), "workflow_share": workflow_share,
-            "speed": machine_speed.slow_trials(records), "far": machine_speed.far_trials(records)}
+            "speed": machine_speed.slow_trials(records), "far": machine_speed.far_trials(records),
+            "time": summary_line(time_spent(timed(d for _, d in every)))}
 
 
 def top_ups(run):
@@ -413,7 +405,7 @@ def report(a, b, figures, min_engine_s):
         lines.append(f"| {name} | {f(fa)} | {f(fb)} |")
     lines.append(f"| two-look experiments that added repetitions | {top_ups(a)} | {top_ups(b)} |")
     lines.append("| where the trials' time went, first start to last end (analysis/time_spent.py) | "
-                 + " | ".join(summary_line(time_spent(time_records(run))) for run in (a, b)) + " |")
+                 + " | ".join(t["time"] for t in (fa, fb)) + " |")
     speed = [fa["speed"], fb["speed"]]
     lines.append(f"| machine probe, run's median: chase / multiply (ns per step) | "
                  + " | ".join(f"{ref['chase_ns']:.2f} / {ref['compute_ns']:.3f}" if ref else "not recorded"

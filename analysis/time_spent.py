@@ -26,9 +26,10 @@ PARTS = (
 )
 
 
-def records(run, experiments=None):
-    """The trial records of a run folder (results/<scale>), of every experiment or of the
-    named ones, any status: a failed trial's time was spent too."""
+def named_records(run, experiments=None):
+    """(experiment, record) for the trial records of a run folder (results/<scale>), of every
+    experiment or of the named ones, any status: a failed trial's time was spent too. The
+    experiment is the record's folder."""
     for p in sorted((Path(run) / "trials").glob("*/*.json")):
         if experiments is not None and p.parent.name not in experiments:
             continue
@@ -36,8 +37,18 @@ def records(run, experiments=None):
             d = json.loads(p.read_text())
         except (OSError, ValueError):
             continue
-        if isinstance(d.get("trial"), dict) and "started_unix" in d["trial"]:
-            yield d
+        if isinstance(d, dict):
+            yield p.parent.name, d
+
+
+def timed(recs):
+    """The records that say when their trial ran (what time_spent reads)."""
+    return [d for d in recs if isinstance(d.get("trial"), dict) and "started_unix" in d["trial"]]
+
+
+def records(run, experiments=None):
+    """The records of a run that say when their trial ran."""
+    return timed(d for _, d in named_records(run, experiments))
 
 
 def _calibration_s(d):

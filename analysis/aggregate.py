@@ -32,7 +32,7 @@ COLUMNS = ["experiment", "figure", "trial", "status", "reason", "rep", "baseline
            "rollbacks", "locality", "cache_misses", "cache_counter", "cache_note", "load_throughput",
            "load_unit", "solo_throughput", "load_slowdown", "engine_cpu_s", "end_time", "target_s",
            "work_key", "checksum", "disturbed", "reruns", "foreign_cpu_s", "runner_cpu_s", "far_reruns", "ended_far", "far_share",
-           "deactivations", "pi_probe_s", "load_on_us", "load_off_us"]
+           "ran_far", "deactivations", "pi_probe_s", "load_on_us", "load_off_us"]
 
 
 def n_loads(profile):
@@ -95,6 +95,9 @@ def row_of(trial, experiment, figure):
     row["ended_far"] = int(ms["far_after"]) if isinstance(ms.get("far_after"), bool) else ""
     # the share of the run's barrier waits at far-placed speed, measured during it ("": unknown)
     row["far_share"] = ms["far_share"] if isinstance(ms.get("far_share"), (int, float)) else ""
+    # the runner's verdict: that share against its configuration's usual one (placement.judge);
+    # "" in records before it, which the analysis judges from far_share and ended_far
+    row["ran_far"] = int(ms["ran_far"]) if isinstance(ms.get("ran_far"), bool) else ""
     # What adaptation did: deactivations over all threads, and the wall time PI's probes spent
     # handing the CPU away ("": an engine before the probes were counted).
     threads = eng.get("threads") or []

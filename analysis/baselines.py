@@ -33,8 +33,11 @@ def is_baseline_run(row):
 
 
 def ran_far(row):
-    """A table row's kept run ran far: by its share of far barrier waits, else by the probe
-    after it (ended_far); False when neither was recorded."""
+    """A table row's kept run ran far: as the runner judged it (ran_far: its share of far
+    barrier waits against its configuration's usual one), else, in tables from before that
+    column, by the share alone or the probe after it (ended_far); False when nothing was recorded."""
+    if str(row.get("ran_far", "")) in ("0", "1"):
+        return str(row["ran_far"]) == "1"
     return placement.ran_far(number(row.get("far_share")), str(row.get("ended_far", "")) == "1")
 
 

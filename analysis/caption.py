@@ -190,9 +190,9 @@ def noise_sentence(rows):
     ran_far = sum(1 for r in measured if baselines.ran_far(r))
     if far_rerun or ran_far:
         text += (f" {far_rerun} no-load trial(s) were run again because the host ran the CPUs far apart; "
-                 f"{ran_far} kept run(s) ran so (loaded ones are not re-run; the table's far_share column: the "
-                 f"share of a run's barrier waits at far speed, counted from {placement.FAR_RERUN_SHARE:.0%}; "
-                 "ended_far where it is empty).")
+                 f"{ran_far} kept run(s) ran so (loaded ones are not re-run; the table's ran_far column: a "
+                 f"far_share, the share of a run's barrier waits at far speed, {placement.FAR_RERUN_SHARE:.0%} "
+                 "or more above the lowest its configuration showed earlier; ended_far where it is empty).")
     set_aside = sum(1 for r in rows if r.get("status") == SET_ASIDE)
     if set_aside:
         text += (f" {set_aside} far run(s) were set aside: their trials' near repetitions stand for them "

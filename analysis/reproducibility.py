@@ -239,7 +239,9 @@ def trial_facts(run, min_engine_s):
         far_reruns += far
         reruns += (nz.get("reruns") or 0) - far
         if share is not None:
-            far_shares["no-load" if no_load else "loaded"].append(share)
+            # the runner's verdict where it recorded one (placement.judge), else the share alone
+            far = ms["ran_far"] if isinstance(ms.get("ran_far"), bool) else share >= placement.FAR_RERUN_SHARE
+            far_shares["no-load" if no_load else "loaded"].append((share, far))
         wait = ms.get("wait")
         if wait:
             near_waits.append((wait["waited_s"], wait.get("probes", 1), wait["far"]))
@@ -301,8 +303,8 @@ def _far_share_cell(shares):
     def part(xs):
         if not xs:
             return "not recorded"
-        n = sum(x >= placement.FAR_RERUN_SHARE for x in xs)
-        return f"{n}/{len(xs)} ({statistics.median(xs):.0%})"
+        n = sum(far for _, far in xs)
+        return f"{n}/{len(xs)} ({statistics.median(x for x, _ in xs):.0%})"
     return f"{part(shares['no-load'])}; {part(shares['loaded'])}"
 
 
@@ -413,7 +415,8 @@ def report(a, b, figures, min_engine_s):
     lines.append(f"| trials on a slow machine (both probes >= {machine_speed.SLOW_RATIO:.2f}x the run's median) | "
                  + " | ".join(_slow_cell(*x) for x in speed) + " |")
     lines.append(f"| kept runs that ran far (>= {placement.FAR_RERUN_SHARE:.0%} of the engine's barrier waits "
-                 "at far speed): no-load; loaded (median share) | "
+                 "at far speed, above the configuration's usual share where the runner judged it): no-load; "
+                 "loaded (median share) | "
                  + " | ".join(_far_share_cell(t["far_shares"]) for t in (fa, fb)) + " |")
     lines.append("| far runs the analysis set aside (3 near repetitions of the trial stand; analysis/set_aside.py): "
                  "no-load; loaded | " + " | ".join(_set_aside_cell(run) for run in (a, b)) + " |")

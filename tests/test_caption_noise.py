@@ -4,9 +4,9 @@ kept runs that stayed disturbed or ended far; on-off loads say how they really r
 from analysis.caption import noise_sentence
 
 
-def row(disturbed=0, reruns=0, far_reruns=0, ended_far="", far_share=""):
+def row(disturbed=0, reruns=0, far_reruns=0, ended_far="", far_share="", ran_far=""):
     return {"disturbed": str(disturbed), "reruns": str(reruns), "far_reruns": str(far_reruns),
-            "ended_far": str(ended_far), "far_share": str(far_share)}
+            "ended_far": str(ended_far), "far_share": str(far_share), "ran_far": str(ran_far)}
 
 
 def test_quiet_trials_say_so():
@@ -27,7 +27,10 @@ def test_kept_runs_are_far_by_their_far_share_where_measured():
     not; one with no measured share falls back to how it ended."""
     text = noise_sentence([row(ended_far=1, far_share=0.6), row(ended_far=1, far_share=0.1),
                            row(ended_far=0, far_share=0.3), row(ended_far=1), row(far_share=0.0)])
-    assert "3 kept run(s) ran so" in text and "from 25%" in text
+    assert "3 kept run(s) ran so" in text and "25% or more above the lowest its configuration showed" in text
+    # the runner's verdict (the table's ran_far), where recorded, over the share alone
+    text = noise_sentence([row(far_share=0.3, ran_far=0), row(far_share=0.1, ran_far=1), row(far_share=0.6)])
+    assert "2 kept run(s) ran so" in text, text
 
 
 def test_both_reasons_and_a_trial_still_disturbed():

@@ -137,6 +137,45 @@ def test_a_level_that_cannot_be_kept_still_holds_for_this_runner(tmp_path):
     assert placement.is_far({"pingpong_ns": 320}, level.note({"pingpong_ns": 320}))
 
 
+def test_a_configuration_is_far_only_beyond_the_share_it_usually_shows(tmp_path):
+    """Some configurations see slow hand-offs in every run (the a185202 pair: every no-load ADM
+    run 30-42% past the threshold, every EPG-4000 one 45-65%): a run is far when its share is
+    FAR_RERUN_SHARE above the lowest its configuration showed earlier with near probes on both
+    sides, the share alone before that; kept per boot beside the level, per configuration."""
+    path = tmp_path / placement.LEVEL_FILE
+    near, far = {"pingpong_ns": 50}, {"pingpong_ns": 320}
+    steady = _handoff(n96=670, n400=330)  # threshold 3.5 x 50 = 175 ns: a third of the waits past it
+    moved = _handoff(n96=100, n400=900)
+    level = placement.NearLevel(path)
+    for _ in range(placement.CONFIRM):
+        level.note(near)
+    first = level.judge(steady, near, config="adm")
+    assert (first["far_share"], first["usual_far_share"], first["ran_far"]) == (0.33, None, True)
+    again = placement.NearLevel(path).judge(steady, near, config="adm")  # the next runner reads the file
+    assert (again["usual_far_share"], again["ran_far"]) == (0.33, False)
+    assert placement.NearLevel(path).judge(moved, near, config="adm")["ran_far"]  # 0.9 >= 0.33 + 0.25
+    assert placement.NearLevel(path).judge(steady, near, config="fm")["ran_far"]  # its own, none yet
+    # A run with a far probe before or after it is not a configuration's usual share.
+    level = placement.NearLevel(path)
+    assert level.judge(steady, far, config="x")["ran_far"]
+    assert level.judge(steady, near, config="x", started_far=True)["ran_far"]
+    assert level.judge(steady, near, config="x")["usual_far_share"] is None
+    # Without a configuration (the calibration's pilots): the share alone, as before.
+    assert placement.NearLevel(path).judge(steady, near)["ran_far"]
+    # Another boot may be another host: nothing usual yet.
+    d = json.loads(path.read_text())
+    path.write_text(json.dumps({**d, "boot_id": "another boot"}))
+    assert placement.NearLevel(path).judge(steady, near, config="adm")["usual_far_share"] is None
+
+
+def test_the_tables_ran_far_is_the_runners_verdict_else_the_share():
+    from analysis.baselines import ran_far
+    assert not ran_far({"far_share": "0.4", "ran_far": "0", "ended_far": "0"})  # its configuration's usual
+    assert ran_far({"far_share": "0.1", "ran_far": "1"})
+    assert ran_far({"far_share": "0.4", "ran_far": "", "ended_far": "0"})  # a table from before the column
+    assert ran_far({"far_share": "", "ended_far": "1"}) and not ran_far({})
+
+
 def test_wait_ends_at_the_first_near_probe(tmp_path):
     level = placement.NearLevel(tmp_path / placement.LEVEL_FILE)
     _held(level, pingpong_ns=50)
@@ -220,6 +259,10 @@ def test_a_trial_waits_for_near_and_records_it(tmp_path, two_cpus):
     handoff_level = json.loads((cal / placement.LEVEL_FILE).read_text())["handoff_ns"]
     assert ms["near_handoff_ns"] == handoff_level <= placement.median_handoff_ns(d["engine"]["barrier_handoff"])
     assert ms["far_share"] == placement.far_share(d["engine"]["barrier_handoff"], level, handoff_level)
+    # the verdict against its configuration's usual share, of which this was the first run
+    assert ms["usual_far_share"] is None and ms["ran_far"] == (ms["far_share"] >= placement.FAR_RERUN_SHARE)
+    from analysis.aggregate import row_of
+    assert row_of(d, "placement", "test")["ran_far"] == int(ms["ran_far"])
     # the level: the highest of the fewer than CONFIRM probes this trial made
     seen = json.loads((cal / placement.LEVEL_FILE).read_text())["pingpong_ns_lowest"]
     assert level == seen[-1] and ms["after"]["pingpong_ns"] in seen and ms["before"]["pingpong_ns"] in seen

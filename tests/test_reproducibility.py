@@ -227,13 +227,22 @@ def test_waiting_for_near_cpus_and_far_reruns_are_counted_apart_from_disturbed_o
 
 def test_kept_runs_that_ran_far_by_their_barrier_waits(tmp_path):
     """machine_speed.far_share (the engine's barrier waits at far speed): counted from 25%,
-    no-load and loaded apart; records without it are not counted."""
+    no-load and loaded apart, or by the runner's verdict where it recorded one (ran_far: the
+    share against its configuration's usual one); records without a share are not counted."""
     a = _run(tmp_path, "a", "agrees", [2.0, 2.2, 2.4])
     for i, (share, loads) in enumerate([(0.0, ()), (0.3, ()), (0.9, [{"kind": "cpu"}]), (0.1, [{"kind": "cpu"}]),
                                         (0.5, [{"kind": "cpu"}])]):
         _trial(a, "fig08-one-load", f"t{i}", "fm", 3.0, 0.98, loads=loads, rep=i, far_share=share)
     text = reproducibility.report(a, a, ["fig01-fm-slowdown"], 2.0)
-    assert "at far speed): no-load; loaded (median share) | 1/2 (15%); 2/3 (50%) | 1/2 (15%); 2/3 (50%) |" in text
+    assert ("at far speed, above the configuration's usual share where the runner judged it): no-load; loaded "
+            "(median share) | 1/2 (15%); 2/3 (50%) | 1/2 (15%); 2/3 (50%) |") in text
+    for i in (1, 4):  # 0.3 and 0.5, their configurations' usual shares: judged near
+        rec = tmp_path / "a" / "trials" / "fig08-one-load" / f"t{i}.json"
+        d = json.loads(rec.read_text())
+        d["machine_speed"]["ran_far"] = False
+        rec.write_text(json.dumps(d))
+    text = reproducibility.report(a, a, ["fig01-fm-slowdown"], 2.0)
+    assert "(median share) | 0/2 (15%); 1/3 (50%) |" in text, text
 
 
 def test_each_runs_own_chances_of_the_same_verdicts_are_summed(tmp_path):

@@ -8,6 +8,7 @@ from t0); wait for the engine (bounded by the timeout); stop the loads; undo the
 write the result atomically. On an error, a timeout or SIGINT/SIGTERM every process,
 cgroup and SLURM job is removed and no result file is written."""
 import errno
+import hashlib
 import json
 import os
 import signal
@@ -319,11 +320,13 @@ def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_una
         if level is None:
             ms["far_share"] = attempt["far_share"] = placement.far_share(handoff)
         else:
-            judged = level.judge(handoff, ms["after"])
+            judged = level.judge(handoff, ms["after"], _placement_config(m["engine"], prof, st),
+                                 started_far=bool((ms.get("wait") or {}).get("far")))
             ms["far_share"] = attempt["far_share"] = judged["far_share"]
             ms["near_handoff_ns"] = judged["near_handoff_ns"]
+            ms["usual_far_share"] = judged["usual_far_share"]
             ms["far_after"] = attempt["far_after"] = judged["far_after"]
-            attempt["ran_far"] = judged["ran_far"]
+            ms["ran_far"] = attempt["ran_far"] = judged["ran_far"]
             if ms["wait"]["far"]:
                 _say(f"{trial_id}: the host still ran the CPUs far apart after {ms['wait']['waited_s']:.0f} s "
                      f"of waiting (ping-pong {placement.pingpong_ns(ms['before'])} ns, near "
@@ -400,6 +403,14 @@ def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_una
     _say(f"{trial_id}: done in {record['wall_s']:.2f} s, {engine_result['committed_events']} events "
          f"committed, efficiency {engine_result['efficiency']:.3f} -> {out}")
     return record
+
+
+def _placement_config(engine, prof, st):
+    """What a run's usual share of far hand-offs belongs to (placement.NearLevel.usual_share):
+    the engine's options but its output paths, the profile and the setup, hashed."""
+    cfg = {k: v for k, v in (engine.get("config") or {}).items() if k not in ("json", "timeline")}
+    text = json.dumps([cfg, prof["name"], st.name], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def kept_attempt(attempts):

@@ -240,7 +240,7 @@ def trial_facts(run, min_engine_s):
         reruns += (nz.get("reruns") or 0) - far
         if share is not None:
             # the runner's verdict where it recorded one (placement.judge), else the share alone
-            far = ms["ran_far"] if isinstance(ms.get("ran_far"), bool) else share >= placement.FAR_RERUN_SHARE
+            far = ms["ran_far"] if isinstance(ms.get("ran_far"), bool) else placement.ran_far(share, False)
             far_shares["no-load" if no_load else "loaded"].append((share, far))
         wait = ms.get("wait")
         if wait:

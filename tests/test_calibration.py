@@ -146,6 +146,26 @@ def test_a_pilot_is_judged_far_by_its_barrier_hand_offs(tmp_path):
     assert not no_level[3]
 
 
+def test_a_pilot_is_judged_against_its_configurations_usual_share(tmp_path):
+    """Real pilot runs against a near hand-off level of 8 ns (every spinning hand-off far, as
+    above): the first pilot of a configuration has no usual share and counts far by its share
+    alone, and notes that share (its probes were near); the next pilot of the same work, at
+    another end time, is judged against it and counts near, while another configuration's
+    first pilot still counts far. By the share alone every one of them counted far."""
+    from workflows import calibration, placement
+    level = placement.NearLevel(tmp_path / placement.LEVEL_FILE)
+    for _ in range(placement.CONFIRM):
+        level.note_handoff({"bucket_ns": 16, "counts": [1000] + [0] * 64})
+    work = work_of(parse_options(["--mode", "fm", *CONFIG]))
+    assert calibration._pilot(work, 300.0, 60, near=(level, 0))[3]
+    usual = placement.NearLevel(level.path)._same_boot()["far_share_usual"]
+    assert usual.get(calibration.pilot_config(work), 0) >= 0.9  # every hand-off far, noted
+    assert not calibration._pilot(work, 400.0, 60, near=(level, 0))[3]
+    other = work_of(parse_options(["--mode", "fm", *CONFIG, "--seed", "7"]))
+    assert calibration.pilot_config(other) != calibration.pilot_config(work)
+    assert calibration._pilot(other, 300.0, 60, near=(level, 0))[3]
+
+
 def test_every_mode_and_load_of_a_configuration_simulates_the_same_events(tmp_path):
     cal = tmp_path / "calibration"
     cases = [("none", [], ["--mode", "fm"]),

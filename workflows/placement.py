@@ -78,7 +78,11 @@ FAR_RERUN_SHARE = 0.25
 # and each was run three times, 54 and 46 re-runs in the two runs. So a run is judged against
 # the lowest share its configuration showed earlier on this boot in runs whose probes before
 # and after were near (NearLevel.usual_share): the host's far phases move a configuration's
-# share, the configuration's own barrier does not.
+# share, the configuration's own barrier does not. Why some have a share of their own: the
+# longer a waiter spins, the slower it sees the release on that host (0.07-0.31 of hand-offs
+# >= 288 ns after 80 us waits, 0.97-1.00 after 4 ms, with or without PAUSE;
+# engine/bench/handoff_after_wait.c), and those configurations wait longer: EPG-4000 rounds
+# are ~4 ms of work, no-load ADM's 131-139 us against FM's 76-95 us (run A of the pair).
 
 
 def ran_far(far_share_, far_after):

@@ -24,7 +24,8 @@ Reads each run's tables (results/<scale>/tables/*.csv, summary.csv) and trial re
 - where the trials' time went: engine runs kept and made again, waits, calibration
   (analysis/time_spent.py);
 - whether the claims' statistics differ between the runs by more than their own intervals
-  allow (per claim level, z = difference of the means over its standard error);
+  allow (per claim level, z = difference of the means over its standard error), and whether
+  the runs calibrated the same work to the same end time (analysis/end_times.py);
 - for multiples of the runs' repetitions, the chance that two runs judge each claim alike,
   the runs' values pooled (analysis/repetition_plan.py).
 
@@ -36,7 +37,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from analysis import machine_speed, precision, repetition_plan
+from analysis import end_times, machine_speed, precision, repetition_plan
 from analysis.baselines import ran_far
 from analysis.claims import level_rows, level_samples, load_claims, read_run_tables
 from analysis.set_aside import SET_ASIDE
@@ -424,6 +425,8 @@ def report(a, b, figures, min_engine_s):
                  f"level; before / after / both) | " + " | ".join(_far_cell(*t["far"]) for t in (fa, fb)) + " |")
     lines += ["", "### Between the runs: z of each claim level (difference of means / its standard error)", ""]
     lines += _between_runs_lines(a, b)
+    if str(a) != str(b):
+        lines += ["", end_times.line(a, b)]
     runs = list(dict.fromkeys([str(a), str(b)]))  # one run given: its values once
     planned = repetition_plan.plan(runs, load_claims(), repetition_plan.TIMES, repetition_plan.two_looks_of(runs))
     if planned:

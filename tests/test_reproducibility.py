@@ -275,3 +275,33 @@ def test_no_load_runs_against_their_configurations_median(tmp_path):
     text = reproducibility.report(a, a, ["fig01-fm-slowdown"], 2.0)
     cell = "0.79-1.11 (0.74-1.11, 4 runs); median 0.81 (2 runs) under 1% far, 1.11 (2) more"
     assert f"by the share of barrier waits at far speed | {cell} | {cell} |" in text
+
+
+def _calibration(run, key, work, end_time, target_s=2.7):
+    path = run / "calibration" / f"{key}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"key": key, "work": work, "target_s": target_s, "end_time": end_time}))
+
+
+def test_the_same_work_calibrated_to_different_end_times_is_named(tmp_path):
+    """The pair's report compares the end times each run calibrated for the same work (the
+    87ed445 run ended remote-0.4 PHOLD at 27800 against 24600 in run A of the a185202 pair):
+    only work both calibrated for the same target counts, and only a change beyond 5% is named."""
+    a = _run(tmp_path, "a", "agrees", [2.0, 2.2, 2.4])
+    b = _run(tmp_path, "b", "agrees", [2.0, 2.2, 2.4])
+    r4, r2 = {"model": "phold", "pes": "2", "remote": "0.4"}, {"model": "phold", "pes": "2", "remote": "0.2"}
+    pcs = {"model": "pcs", "pes": "2", "lps_per_pe": "2048"}
+    _calibration(a, "phold-1", r4, 24600.0)
+    _calibration(b, "phold-1", r4, 27800.0)
+    _calibration(a, "phold-2", r2, 20000.0)
+    _calibration(b, "phold-2", r2, 20400.0)  # 2%: the same length
+    _calibration(a, "pcs-1", pcs, 7250.0)
+    _calibration(b, "pcs-1", pcs, 7250.0, target_s=0.3)  # another target: not the same work
+    (b / "calibration" / "broken.json").write_text("{")
+    text = reproducibility.report(a, b, ["fig01-fm-slowdown"], 2.0)
+    assert ("Calibrated end times of the same work, B over A: median 1.075 (1.020-1.130) over 2 configurations; "
+            "1 differs by more than 5% (phold (remote 0.4) 1.130)") in text
+    alone = reproducibility.report(a, a, ["fig01-fm-slowdown"], 2.0)
+    assert "Calibrated end times" not in alone
+    _calibration(b, "phold-1", r4, 24800.0)
+    assert "none differs by more than 5%" in reproducibility.report(a, b, ["fig01-fm-slowdown"], 2.0)

@@ -21,26 +21,15 @@
 #include <string.h>
 #include <time.h>
 
+#include "../tools/cpu_and_clock.h"
+
 static _Atomic unsigned long generation;
 static _Atomic double released_at;
 static _Atomic int waiter_ready;
 static int use_pause = 1, rounds;
 static double *handoff_ns;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void pin(int cpu)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-}
+static double now_s(void) { return seconds(CLOCK_MONOTONIC); }
 
 static void *waiter(void *arg)
 {

@@ -30,6 +30,8 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "cpu_and_clock.h"
+
 #define CHASE_BYTES (2u << 20)
 #define PINGPONG_CHUNKS 15
 #define PINGPONG_PER_CHUNK 400
@@ -43,21 +45,6 @@ typedef struct {
 } probe_thread;
 
 static pthread_barrier_t start_line;
-
-static double seconds(clockid_t clock)
-{
-    struct timespec t;
-    clock_gettime(clock, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static int pin(int cpu)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    return pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-}
 
 /* A random single cycle through n slots (Sattolo), so the chase visits every slot once
  * per lap and no prefetcher can guess the next one. */

@@ -1,5 +1,5 @@
 # The two commands of the README are `make reproduce` and `make test`; both run the set-up first.
-.PHONY: setup build reproduce test test-engine test-python smoke bench bench-interference clean
+.PHONY: setup build reproduce reproduce-again test test-engine test-python smoke bench bench-interference clean
 
 VENV := .venv/bin
 
@@ -12,6 +12,10 @@ build:
 
 reproduce: setup
 	$(VENV)/snakemake --cores all reproduce_figures
+
+# Measure again beside the finished run and compare the two (workflows/reproduce_again.py).
+reproduce-again: setup
+	$(VENV)/airlab reproduce-again
 
 # --durations: the slowest tests in every log (the suite must stay well under 15 min).
 # -k: run the pytest suite even when a CTest test failed, so one run shows every failure;

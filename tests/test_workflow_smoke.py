@@ -441,3 +441,38 @@ def test_baseline_runs_just_before_its_loaded_trials(tmp_path):
                       r"(?:\s+\S.*\n)*?\s+priority: (\d+)", r.stdout)
     by_priority = [tid for tid, p in sorted(jobs, key=lambda j: -int(j[1]))]
     assert by_priority == ["base-modefm-profnone", "modefm-profcpu1", "base-modeladm-profnone", "modeladm-profcpu1"], jobs
+
+
+def test_reproduce_again_measures_beside_the_finished_run_and_compares(tmp_path):
+    """`airlab reproduce-again` (make reproduce-again): refused with no finished run; after
+    one, it moves the run aside (results/smoke-<time>), measures again and writes the two
+    runs' comparison; a workflow that fails before making anything puts the earlier run back."""
+    work = tmp_path / "work"
+    exp = paths.ROOT / "configs" / "experiments" / "fig11-12-active-threads.yaml"  # 2 smoke trials and baselines
+    only = ["scale=smoke", f"experiments=[{exp}]"]
+    again = [sys.executable, "-m", "workflows.cli", "reproduce-again", "--directory", str(work), "--config", *only]
+    r = run_workflow(again, 120, cwd=paths.ROOT)
+    assert r.returncode == 2 and "no finished run" in r.stderr and "make reproduce" in r.stderr, r.stderr
+    r = snakemake(work, "--cores", "2", "--config", *only, "--", "reproduce_figures")
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    results = work / "results"
+    trial = sorted((results / "smoke" / "trials").glob("*/*.json"))[0].relative_to(results)
+    first = (results / trial).read_text()
+
+    r = run_workflow(again, WORKFLOW_TIMEOUT_S, cwd=paths.ROOT)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    [earlier] = [p for p in results.iterdir() if p.name.startswith("smoke-")]
+    assert (earlier / trial.relative_to("smoke")).read_text() == first  # moved, untouched
+    assert (results / trial).read_text() != first  # measured again
+    assert (results / "report.html").is_file() and (results / "tables/summary.csv").is_file()
+    compared = results / "smoke" / "reproducibility.md"
+    assert "### Verdicts" in compared.read_text() and earlier.name in compared.read_text()
+    assert "Same verdict in both runs" in r.stdout and str(compared) in r.stdout, r.stdout[-2000:]
+
+    second = (results / trial).read_text()
+    broken = [sys.executable, "-m", "workflows.cli", "reproduce-again", "--directory", str(work),
+              "--config", "scale=smoke", f"experiments=[{tmp_path / 'missing.yaml'}]"]
+    r = run_workflow(broken, 120, cwd=paths.ROOT)
+    assert r.returncode not in (0, 2) and "is back at" in r.stdout, (r.stdout + r.stderr)[-2000:]
+    assert (results / trial).read_text() == second
+    assert [p.name for p in results.iterdir() if p.name.startswith("smoke-")] == [earlier.name]

@@ -12,6 +12,7 @@ SUBCOMMAND_MODULES = [
     "workflows.trial_cli",  # airlab trial
     "workflows.doctor",   # airlab doctor
     "workflows.noise_check",  # airlab noise-check
+    "workflows.reproduce_again",  # airlab reproduce-again
 ]
 
 

@@ -1,0 +1,115 @@
+"""`airlab reproduce-again`: measure the paper's figures a second time and compare the two runs.
+
+A second `make reproduce` in the same clone does nothing (every output is there), so the
+check a reproduction lab is judged by, two consecutive runs on one machine giving the same
+verdicts, needed a second clone. This command moves the finished run aside (results/<scale>
+to results/<scale>-<time its summary was written>, with its calibration: the new run
+calibrates again, as a fresh clone does), runs `snakemake --cores all reproduce_figures`,
+and writes `analysis.reproducibility`'s comparison of the two runs into the new run's
+folder (reproducibility.md), printing its first line. If the workflow fails before it
+made anything, the earlier run is moved back; otherwise both stay and the message says
+where each is."""
+import argparse
+import filecmp
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from airbase import paths
+from airbase.atomic import write_atomic
+from airbase.errors import UsageError
+
+# The copies reproduce_figures makes at the top of results/: while they exist Snakemake has
+# nothing to do, even with results/<scale> gone.
+TOP_COPIES = ("report.html", "tables/summary.csv")
+
+
+def _scale(config_args):
+    """The scale of the run: a `scale=` among the --config overrides, else configs/config.yaml's."""
+    for arg in config_args:
+        if arg.startswith("scale="):
+            return arg.split("=", 1)[1]
+    from workflows.experiments import load_config
+    return load_config()["scale"]
+
+
+def _set_aside(results, scale):
+    """Move results/<scale> to results/<scale>-<UTC time of its summary>; returns the new path."""
+    run = results / scale
+    stamp = time.strftime("%Y%m%dT%H%MZ", time.gmtime((run / "tables" / "summary.csv").stat().st_mtime))
+    target, n = results / f"{scale}-{stamp}", 1
+    while target.exists():
+        n += 1
+        target = results / f"{scale}-{stamp}-{n}"
+    run.rename(target)
+    for rel in TOP_COPIES:
+        copy = results / rel
+        if not copy.exists():
+            continue
+        own = target / rel
+        if own.exists() and filecmp.cmp(copy, own, shallow=False):
+            copy.unlink()  # the same file is in the run set aside
+        else:  # e.g. Snakemake's own report written over it: kept beside the run
+            shutil.move(str(copy), str(target / f"top-level-{Path(rel).name}"))
+    return target
+
+
+def reproduce_again(directory, config_args, snakemake_args=(), out=sys.stdout):
+    results = Path(directory) / "results"
+    scale = _scale(config_args)
+    if not (results / scale / "tables" / "summary.csv").is_file():
+        raise UsageError(f"no finished run at {results / scale} (its tables/summary.csv is missing): "
+                         f"run `make reproduce` first")
+    earlier = _set_aside(results, scale)
+    print(f"airlab: the earlier run is now at {earlier}; measuring again into {results / scale}", file=out, flush=True)
+    cmd = [sys.executable, "-m", "snakemake", "-d", str(directory), "--cores", "all"]
+    if config_args:
+        cmd += ["--config", *config_args]
+    cmd += [*snakemake_args, "--", "reproduce_figures"]
+    rc = subprocess.call(cmd, cwd=paths.ROOT)
+    if rc != 0:
+        if not (results / scale).exists():
+            earlier.rename(results / scale)  # nothing made: as if the command had not run
+            print(f"airlab: the workflow failed (exit {rc}) before it made anything; the earlier run is back "
+                  f"at {results / scale}", file=out)
+        else:
+            print(f"airlab: the workflow failed (exit {rc}); the earlier run stays at {earlier}, this one's "
+                  f"trials so far are in {results / scale} (run the command `snakemake --cores all "
+                  f"reproduce_figures` to finish it)", file=out)
+        return rc
+    # The analysis is a layer above the workflow: run as a program, as the workflow's rules do.
+    cmp = subprocess.run([sys.executable, "-m", "analysis.reproducibility", str(earlier), str(results / scale)],
+                         cwd=paths.ROOT, capture_output=True, text=True)
+    if cmp.returncode != 0:
+        print(f"airlab: both runs finished (the earlier at {earlier}), but comparing them failed: "
+              f"{cmp.stderr.strip()[-300:]}", file=out)
+        return cmp.returncode
+    text = cmp.stdout.rstrip("\n")
+    compared = results / scale / "reproducibility.md"
+    write_atomic(compared, f"# {earlier.name} (A) against {scale} (B)\n\n{text}\n")
+    first = next((ln for ln in text.splitlines() if ln.startswith("Same verdict")), "")
+    print(f"airlab: {first.split('. ')[0].rstrip('.')}; the two runs compared: {compared}", file=out)
+    return 0
+
+
+HELP = __doc__.split("\n\n", 1)[1] + """
+
+examples:
+  make reproduce-again                       the same, after the set-up
+  airlab reproduce-again                     the configured scale (configs/config.yaml)
+  airlab reproduce-again --config scale=smoke
+
+exit status: 0 when both runs finished and were compared, 2 when there is no finished run
+to measure again, else the workflow's own."""
+
+
+def register(sub):
+    p = sub.add_parser("reproduce-again", help="measure the figures again and compare with the finished run",
+                       description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--config", nargs="+", default=[], metavar="KEY=VALUE",
+                   help="Snakemake --config overrides, e.g. scale=smoke")
+    p.add_argument("--directory", default=str(paths.ROOT),
+                   help="the workflow's working directory, holding results/ [the repository]")
+    p.set_defaults(func=lambda a: reproduce_again(a.directory, a.config))

@@ -70,8 +70,13 @@ def reproduce_again(directory, config_args, snakemake_args=(), out=sys.stdout):
     cmd += [*snakemake_args, "--", "reproduce_figures"]
     rc = subprocess.call(cmd, cwd=paths.ROOT)
     if rc != 0:
-        if not (results / scale).exists():
-            earlier.rename(results / scale)  # nothing made: as if the command had not run
+        new = results / scale
+        # The workflow writes its trials' specs when it reads the Snakefile: a folder holding
+        # nothing else has made nothing.
+        if new.exists() and {p.name for p in new.iterdir()} <= {"specs"}:
+            shutil.rmtree(new)
+        if not new.exists():
+            earlier.rename(new)  # nothing made: as if the command had not run
             print(f"airlab: the workflow failed (exit {rc}) before it made anything; the earlier run is back "
                   f"at {results / scale}", file=out)
         else:

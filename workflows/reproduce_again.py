@@ -56,18 +56,18 @@ def _set_aside(results, scale):
     return target
 
 
-def reproduce_again(directory, config_args, snakemake_args=(), out=sys.stdout):
+def reproduce_again(directory, config_args):
     results = Path(directory) / "results"
     scale = _scale(config_args)
     if not (results / scale / "tables" / "summary.csv").is_file():
         raise UsageError(f"no finished run at {results / scale} (its tables/summary.csv is missing): "
                          f"run `make reproduce` first")
     earlier = _set_aside(results, scale)
-    print(f"airlab: the earlier run is now at {earlier}; measuring again into {results / scale}", file=out, flush=True)
+    print(f"airlab: the earlier run is now at {earlier}; measuring again into {results / scale}", flush=True)
     cmd = [sys.executable, "-m", "snakemake", "-d", str(directory), "--cores", "all"]
     if config_args:
         cmd += ["--config", *config_args]
-    cmd += [*snakemake_args, "--", "reproduce_figures"]
+    cmd += ["--", "reproduce_figures"]
     rc = subprocess.call(cmd, cwd=paths.ROOT)
     if rc != 0:
         new = results / scale
@@ -78,24 +78,24 @@ def reproduce_again(directory, config_args, snakemake_args=(), out=sys.stdout):
         if not new.exists():
             earlier.rename(new)  # nothing made: as if the command had not run
             print(f"airlab: the workflow failed (exit {rc}) before it made anything; the earlier run is back "
-                  f"at {results / scale}", file=out)
+                  f"at {results / scale}")
         else:
             print(f"airlab: the workflow failed (exit {rc}); the earlier run stays at {earlier}, this one's "
                   f"trials so far are in {results / scale} (run the command `snakemake --cores all "
-                  f"reproduce_figures` to finish it)", file=out)
+                  f"reproduce_figures` to finish it)")
         return rc
     # The analysis is a layer above the workflow: run as a program, as the workflow's rules do.
     cmp = subprocess.run([sys.executable, "-m", "analysis.reproducibility", str(earlier), str(results / scale)],
                          cwd=paths.ROOT, capture_output=True, text=True)
     if cmp.returncode != 0:
         print(f"airlab: both runs finished (the earlier at {earlier}), but comparing them failed: "
-              f"{cmp.stderr.strip()[-300:]}", file=out)
+              f"{cmp.stderr.strip()[-300:]}")
         return cmp.returncode
     text = cmp.stdout.rstrip("\n")
     compared = results / scale / "reproducibility.md"
     write_atomic(compared, f"# {earlier.name} (A) against {scale} (B)\n\n{text}\n")
     first = next((ln for ln in text.splitlines() if ln.startswith("Same verdict")), "")
-    print(f"airlab: {first.split('. ')[0].rstrip('.')}; the two runs compared: {compared}", file=out)
+    print(f"airlab: {first.split('. ')[0].rstrip('.')}; the two runs compared: {compared}")
     return 0
 
 

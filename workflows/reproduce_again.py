@@ -96,7 +96,17 @@ def reproduce_again(directory, config_args):
     write_atomic(compared, f"# {earlier.name} (A) against {scale} (B)\n\n{text}\n")
     first = next((ln for ln in text.splitlines() if ln.startswith("Same verdict")), "")
     print(f"airlab: {first.split('. ')[0].rstrip('.')}; the two runs compared: {compared}")
+    runs = finished_runs(results, scale)
+    if len(runs) >= 3:
+        print(f"airlab: {len(runs)} finished {scale} runs in {results}; every claim judged over all of them "
+              f"(each run's mean one value): python -m analysis.pooled {' '.join(map(str, runs))}")
     return 0
+
+
+def finished_runs(results, scale):
+    """The finished runs of a scale in results/: <scale> and every <scale>-<time> set aside."""
+    found = [results / scale] + sorted(results.glob(f"{scale}-*"))
+    return [r for r in found if (r / "tables" / "summary.csv").is_file()]
 
 
 HELP = __doc__.split("\n\n", 1)[1] + """

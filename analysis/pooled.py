@@ -1,0 +1,166 @@
+"""The paper's claims judged over several runs of one scale, each run's mean one value.
+
+    python -m analysis.pooled results/quick results/quick-20261130T0738Z [RUN ...] [--out pooled.csv]
+
+One run's interval holds the variation among its own repetitions, not the variation between
+runs (the end times a run calibrated, the host's memory speed that day:
+docs/reference-runs.md), and a claim whose value lies within about a half-width of its
+bound lands on either side of "inconclusive" from run to run. Here each run's mean of a
+claim level is one value: k runs give a Student's t interval with k - 1 degrees of freedom
+that holds both kinds of variation, judged by the claim's own test, with the wider family
+interval where a claim is judged at several levels, exactly as analysis/claims.py judges
+one run's repetitions. The runs' own verdicts are shown beside it.
+
+Runs to pool are finished runs of one scale (`make reproduce`, then `make reproduce-again`
+as often as wanted: each leaves the earlier run at results/<scale>-<time>). A claim level
+that only some runs measured is judged on those; a claim no run could judge keeps the
+runs' own verdict (not measurable here, not run at this scale).
+
+Exit 0 when every run could be read, 2 when a folder is not a finished run, fewer than
+two are given, or the runs are of different scales."""
+import argparse
+import json
+import statistics
+import sys
+from collections import Counter
+from pathlib import Path
+
+from airbase.atomic import write_csv
+from analysis.claim_kinds import Sample
+from analysis.claims import VERDICTS, combine, judge_sample, level_samples, load_claims, read_run_tables
+from analysis.stats import read_rows
+
+T_FEW = {2: 12.7, 3: 4.3}  # Student's t at 97.5% with 1 and 2 degrees of freedom
+FIELDS = ["id", "verdict", "value", "ci_low", "ci_high", "runs", "reason", "run_verdicts"]
+
+
+class PoolError(Exception):
+    """Runs that cannot be pooled; the message says which and why."""
+
+
+def run_facts(run):
+    """(scale, code versions, machines) a run's trial records name."""
+    scales, versions, machines = set(), set(), set()
+    for p in sorted(Path(run, "trials").glob("*/*.json")):
+        try:
+            d = json.loads(p.read_text())
+        except (OSError, ValueError):
+            continue
+        scales.add(((d.get("trial") or {}).get("labels") or {}).get("scale"))
+        versions.add((d.get("runner") or {}).get("version"))
+        machines.add((d.get("machine") or {}).get("cpu_model"))
+    return {s for s in scales if s}, {v for v in versions if v}, {m for m in machines if m}
+
+
+def run_means(claim, tables):
+    """{level label: (mean of the run's per-repetition values, test)} of the levels with a value."""
+    out = {}
+    for label, sample, test in level_samples(claim, tables):
+        vals = [v for v in sample.values if v is not None]
+        if vals:
+            out[label] = (statistics.mean(vals), test)
+    return out
+
+
+def pooled_judgement(claim, runs_tables):
+    """The Judged of one claim over the runs (None when no run has a value at any level)."""
+    per_run = [run_means(claim, t) for t in runs_tables]
+    labels = list(dict.fromkeys(lv for means in per_run for lv in means))
+    if not labels:
+        return None
+    results = []
+    for lv in labels:
+        have = [means[lv] for means in per_run if lv in means]
+        missing = len(per_run) - len(have)
+        note = f"measured in {len(have)} of {len(per_run)} runs" if missing else ""
+        results.append(judge_sample(Sample([m for m, _ in have], note=note), have[0][1], lv, family=len(labels)))
+    return combine(results)
+
+
+def _brief(row):
+    """'agrees: 1.03 [1.01, 1.04] n=3' of a run's summary row."""
+    ci = f" [{float(row['ci_low']):.4g}, {float(row['ci_high']):.4g}]" if row.get("ci_low") else ""
+    val = f" {float(row['value']):.4g}{ci}" if row.get("value") else ""
+    return f"{row['verdict']}:{val} n={row.get('n', '')}"
+
+
+def pool(runs):
+    """(rows of FIELDS, Markdown report) of the claims over the runs."""
+    if len(runs) < 2:
+        raise PoolError("give at least two runs (results/<scale> folders) to pool")
+    for run in runs:
+        if not (Path(run) / "tables" / "summary.csv").is_file():
+            raise PoolError(f"{run}: no tables/summary.csv (give a results/<scale> folder of a finished run)")
+    facts = [run_facts(r) for r in runs]
+    scales = set().union(*(f[0] for f in facts))
+    if len(scales) > 1:
+        raise PoolError(f"the runs are of different scales ({', '.join(sorted(scales))}): their claims read "
+                        f"different trials; pool runs of one scale")
+    summaries = [{r["id"]: r for r in read_rows(Path(run) / "tables" / "summary.csv")} for run in runs]
+    tables = [read_run_tables(run) for run in runs]
+    rows = []
+    for claim in load_claims()["claims"]:
+        cid = claim["id"]
+        own = [s.get(cid, {"verdict": "absent"}) for s in summaries]
+        j = pooled_judgement(claim, tables)
+        if j is None:
+            kinds = Counter(o["verdict"] for o in own)
+            verdict = kinds.most_common(1)[0][0] if len(kinds) == 1 else "inconclusive"
+            reason = own[0].get("reason", "") if len(kinds) == 1 else "the runs judged it differently and none has a value"
+            rows.append({"id": cid, "verdict": verdict, "value": "", "ci_low": "", "ci_high": "", "runs": "0",
+                         "reason": reason, "run_verdicts": "; ".join(o["verdict"] for o in own)})
+            continue
+        num = (lambda v: "" if v is None else f"{v:.4g}")
+        rows.append({"id": cid, "verdict": j.verdict, "value": num(j.value), "ci_low": num(j.lo), "ci_high": num(j.hi),
+                     "runs": str(j.n), "reason": j.reason, "run_verdicts": "; ".join(o["verdict"] for o in own)})
+    return rows, _report(runs, facts, summaries, rows)
+
+
+def _report(runs, facts, summaries, rows):
+    names = [f"run {i}" for i in range(1, len(runs) + 1)]
+    lines = [f"## {len(runs)} runs pooled: each run's mean of a claim level is one value", ""]
+    for name, run, (scales, versions, machines) in zip(names, runs, facts):
+        lines.append(f"- {name}: {run} (scale {', '.join(sorted(scales)) or '?'}; code "
+                     f"{', '.join(sorted(versions)) or '?'}; {', '.join(sorted(machines)) or 'machine not recorded'})")
+    if len(runs) < 4:
+        lines += ["", f"With {len(runs)} runs the interval takes Student's t with {len(runs) - 1} degree(s) of "
+                      f"freedom ({T_FEW[len(runs)]} times the standard error): it settles little; four or more "
+                      f"runs settle the claims a run leaves near its bound."]
+    machines = set().union(*(f[2] for f in facts))
+    if len(machines) > 1:
+        lines += ["", f"The runs are from {len(machines)} machines: the pooled interval holds the variation "
+                      f"between machines too, and its verdict is not one machine's."]
+    judged = [r for r in rows if "absent" not in r["run_verdicts"].split("; ")]  # in every run's summary
+    alike = sum(1 for r in judged if len(set(r["run_verdicts"].split("; "))) == 1)
+    counts = Counter(r["verdict"] for r in rows)
+    lines += ["", f"Every run judged alike: {alike} of {len(judged)} claims. Pooled: "
+                  + ", ".join(f"{counts[v]} {v}" for v in VERDICTS if counts[v]) + ".", "",
+              "| claim | " + " | ".join(names) + " | pooled |", "|---|" + "---|" * (len(runs) + 1)]
+    for r in rows:
+        cells = [_brief(s[r["id"]]) if r["id"] in s else "absent" for s in summaries]
+        ci = f" [{r['ci_low']}, {r['ci_high']}]" if r["ci_low"] else ""
+        pooled = f"**{r['verdict']}**" + (f": {r['value']}{ci} over {r['runs']} runs" if r["value"] else "")
+        lines.append(f"| {r['id']} | " + " | ".join(cells) + f" | {pooled} |")
+    lines += ["", "A claim judged at several levels shows its deciding level (the reason column of --out has each)."]
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("runs", nargs="+", metavar="RUN", help="a finished run's results/<scale> folder")
+    ap.add_argument("--out", help="also write the pooled verdicts as CSV here")
+    a = ap.parse_args(argv)
+    try:
+        rows, text = pool(a.runs)
+    except PoolError as e:
+        print(f"pooled: {e}", file=sys.stderr)
+        return 2
+    if a.out:
+        write_csv(a.out, FIELDS, rows)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

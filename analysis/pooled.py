@@ -20,6 +20,7 @@ Exit 0 when every run could be read, 2 when a folder is not a finished run, fewe
 two are given, or the runs are of different scales."""
 import argparse
 import json
+import math
 import statistics
 import sys
 from collections import Counter
@@ -30,8 +31,10 @@ from analysis.claim_kinds import Sample
 from analysis.claims import VERDICTS, combine, judge_sample, level_samples, load_claims, read_run_tables
 from analysis.stats import read_rows
 
+# Verdicts that do not rest on a sample: the same in every run of the machine and scale.
+UNJUDGED = ("not measurable here", "not run at this scale", "absent")
 T_FEW = {2: 12.7, 3: 4.3}  # Student's t at 97.5% with 1 and 2 degrees of freedom
-FIELDS = ["id", "verdict", "value", "ci_low", "ci_high", "runs", "reason", "run_verdicts"]
+FIELDS = ["id", "verdict", "value", "ci_low", "ci_high", "runs", "same_verdict_again", "reason", "run_verdicts"]
 
 
 class PoolError(Exception):
@@ -108,11 +111,12 @@ def pool(runs):
             verdict = kinds.most_common(1)[0][0] if len(kinds) == 1 else "inconclusive"
             reason = own[0].get("reason", "") if len(kinds) == 1 else "the runs judged it differently and none has a value"
             rows.append({"id": cid, "verdict": verdict, "value": "", "ci_low": "", "ci_high": "", "runs": "0",
-                         "reason": reason, "run_verdicts": "; ".join(o["verdict"] for o in own)})
+                         "same_verdict_again": "", "reason": reason, "run_verdicts": "; ".join(o["verdict"] for o in own)})
             continue
         num = (lambda v: "" if v is None else f"{v:.4g}")
         rows.append({"id": cid, "verdict": j.verdict, "value": num(j.value), "ci_low": num(j.lo), "ci_high": num(j.hi),
-                     "runs": str(j.n), "reason": j.reason, "run_verdicts": "; ".join(o["verdict"] for o in own)})
+                     "runs": str(j.n), "reason": j.reason,
+                     "same_verdict_again": f"{j.p[j.verdict]:.2f}" if j.p and j.verdict in j.p else "", "run_verdicts": "; ".join(o["verdict"] for o in own)})
     return rows, _report(runs, facts, summaries, rows)
 
 
@@ -133,13 +137,19 @@ def _report(runs, facts, summaries, rows):
     judged = [r for r in rows if "absent" not in r["run_verdicts"].split("; ")]  # in every run's summary
     alike = sum(1 for r in judged if len(set(r["run_verdicts"].split("; "))) == 1)
     counts = Counter(r["verdict"] for r in rows)
+    again = [float(r["same_verdict_again"]) for r in rows if r["same_verdict_again"]]
+    certain = sum(1 for r in rows if not r["same_verdict_again"] and r["verdict"] in UNJUDGED)
+    odds = (f" As many runs again would judge alike an expected {sum(again) + certain:.1f} of "
+            f"{len(again) + certain} (every one: {math.prod(again):.0%}; analysis/replication.py on the runs' means)."
+            if again else "")
     lines += ["", f"Every run judged alike: {alike} of {len(judged)} claims. Pooled: "
-                  + ", ".join(f"{counts[v]} {v}" for v in VERDICTS if counts[v]) + ".", "",
+                  + ", ".join(f"{counts[v]} {v}" for v in VERDICTS if counts[v]) + "." + odds, "",
               "| claim | " + " | ".join(names) + " | pooled |", "|---|" + "---|" * (len(runs) + 1)]
     for r in rows:
         cells = [_brief(s[r["id"]]) if r["id"] in s else "absent" for s in summaries]
         ci = f" [{r['ci_low']}, {r['ci_high']}]" if r["ci_low"] else ""
-        pooled = f"**{r['verdict']}**" + (f": {r['value']}{ci} over {r['runs']} runs" if r["value"] else "")
+        again = f" (same again {r['same_verdict_again']})" if r["same_verdict_again"] else ""
+        pooled = f"**{r['verdict']}**" + (f": {r['value']}{ci} over {r['runs']} runs{again}" if r["value"] else "")
         lines.append(f"| {r['id']} | " + " | ".join(cells) + f" | {pooled} |")
     lines += ["", "A claim judged at several levels shows its deciding level (the reason column of --out has each)."]
     return "\n".join(lines)

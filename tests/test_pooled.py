@@ -56,7 +56,7 @@ def test_runs_each_inconclusive_settle_when_pooled(tmp_path):
     assert float(r["ci_high"]) == pytest.approx(1.013, abs=0.001)
     assert r["run_verdicts"] == "; ".join(["inconclusive"] * 4)
     assert "| ladm_overhead | inconclusive: 1 [0.9, 1.1] n=3 |" in text
-    assert "**agrees**: 1 [0.987, 1.013] over 4 runs |" in text
+    assert "**agrees**: 1 [0.987, 1.013] over 4 runs (same again 0.94) |" in text
     assert "Every run judged alike: 1 of 1 claims." in text
 
 

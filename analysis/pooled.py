@@ -103,21 +103,25 @@ def pool(runs):
     tables = [read_run_tables(run) for run in runs]
     rows = []
     for claim in load_claims()["claims"]:
-        cid = claim["id"]
-        own = [s.get(cid, {"verdict": "absent"}) for s in summaries]
-        j = pooled_judgement(claim, tables)
-        if j is None:
-            kinds = Counter(o["verdict"] for o in own)
-            verdict = kinds.most_common(1)[0][0] if len(kinds) == 1 else "inconclusive"
-            reason = own[0].get("reason", "") if len(kinds) == 1 else "the runs judged it differently and none has a value"
-            rows.append({"id": cid, "verdict": verdict, "value": "", "ci_low": "", "ci_high": "", "runs": "0",
-                         "same_verdict_again": "", "reason": reason, "run_verdicts": "; ".join(o["verdict"] for o in own)})
-            continue
-        num = (lambda v: "" if v is None else f"{v:.4g}")
-        rows.append({"id": cid, "verdict": j.verdict, "value": num(j.value), "ci_low": num(j.lo), "ci_high": num(j.hi),
-                     "runs": str(j.n), "reason": j.reason,
-                     "same_verdict_again": f"{j.p[j.verdict]:.2f}" if j.p and j.verdict in j.p else "", "run_verdicts": "; ".join(o["verdict"] for o in own)})
+        own = [s.get(claim["id"], {"verdict": "absent"}) for s in summaries]
+        rows.append(_pooled_row(claim["id"], pooled_judgement(claim, tables), own))
     return rows, _report(runs, facts, summaries, rows)
+
+
+def _pooled_row(cid, j, own):
+    """A row of FIELDS: the pooled Judged j, or (j None: no run has a value) the runs' own
+    verdict where they all say the same (not measurable here, not run at this scale)."""
+    row = {"id": cid, "value": "", "ci_low": "", "ci_high": "", "runs": "0", "same_verdict_again": "",
+           "run_verdicts": "; ".join(o["verdict"] for o in own)}
+    if j is None:
+        kinds = Counter(o["verdict"] for o in own)
+        if len(kinds) == 1:
+            return {**row, "verdict": own[0]["verdict"], "reason": own[0].get("reason", "")}
+        return {**row, "verdict": "inconclusive", "reason": "the runs judged it differently and none has a value"}
+    num = (lambda v: "" if v is None else f"{v:.4g}")
+    again = f"{j.p[j.verdict]:.2f}" if j.p and j.verdict in j.p else ""
+    return {**row, "verdict": j.verdict, "value": num(j.value), "ci_low": num(j.lo), "ci_high": num(j.hi),
+            "runs": str(j.n), "same_verdict_again": again, "reason": j.reason}
 
 
 def _report(runs, facts, summaries, rows):

@@ -6,9 +6,10 @@ verdicts, needed a second clone. This command moves the finished run aside (resu
 to results/<scale>-<time its summary was written>, with its calibration: the new run
 calibrates again, as a fresh clone does), runs `snakemake --cores all reproduce_figures`,
 and writes `analysis.reproducibility`'s comparison of the two runs into the new run's
-folder (reproducibility.md), printing its first line. If the workflow fails before it
-made anything, the earlier run is moved back; otherwise both stay and the message says
-where each is."""
+folder (reproducibility.md), printing its first line; from the third finished run on it
+also names the command that judges every claim over all of them (analysis/pooled.py). If
+the workflow fails before it made anything, the earlier run is moved back; otherwise both
+stay and the message says where each is."""
 import argparse
 import filecmp
 import shutil

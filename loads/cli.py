@@ -8,6 +8,7 @@ import time
 
 from airbase.atomic import write_json
 from airbase.errors import UsageError
+from airbase.stop_signals import STOP_SIGNALS
 from loads.launcher import LoadSet, load_problems
 from loads.profiles import ProfileError, list_profiles, load_file, resolve_profile
 
@@ -43,7 +44,7 @@ exit status:
        PARSEC without a stand-in, a CPU). Nothing available: nothing runs. Partly
        available: the loads that can run do, and every one that cannot is named; still 3,
        because a trial with this profile would be unavailable here
-  130  interrupted by SIGINT or SIGTERM (the loads are stopped, their figures printed)
+  130  interrupted by SIGINT, SIGTERM or SIGHUP (the loads are stopped, their figures printed)
 """
 
 
@@ -153,8 +154,9 @@ def load_cmd(args):
         if args.json:  # the records still say, load by load, why not
             _write_json(args.json, {"profile": profile, "loads": LoadSet(profile).stop()})
         return UNAVAILABLE
-    # SIGTERM ends the run like Ctrl-C: the launcher stops every load before we exit.
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    # SIGTERM and a hang-up end the run like Ctrl-C: the launcher stops every load before we exit.
+    for s in STOP_SIGNALS[1:]:
+        signal.signal(s, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     interrupted = False
     with tempfile.TemporaryDirectory(prefix="airlab-load-") as work:
         with LoadSet(profile, workdir=work) as loads:

@@ -4,7 +4,7 @@ a video, vips processing an image, a PARSEC benchmark).
 
     python -m loads.repeat --unit frames/s --units-per-run 60 -- x264 ... input.y4m
 
-SIGTERM or SIGINT ends it: the run in progress is stopped and the figures are printed.
+SIGTERM, SIGINT or SIGHUP ends it: the run in progress is stopped and the figures are printed.
 The stopped run counts only through --partial-regex (group 1 of its last match in the
 program's output = its progress, times --partial-scale = units it completed; e.g. x264's
 "16/60 frames", vips's "36% complete" with scale 0.01 run), otherwise
@@ -24,6 +24,8 @@ import signal
 import subprocess
 import sys
 import time
+
+from airbase.stop_signals import STOP_SIGNALS
 
 
 def _die_with_parent():
@@ -49,8 +51,8 @@ def main():
         if child and child.poll() is None:
             child.terminate()
 
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    for s in STOP_SIGNALS:
+        signal.signal(s, stop)
     t0 = time.monotonic()
     runs, run_times, exit_code, partial, error = 0, [], 0, 0.0, None
     while not stopping:

@@ -87,7 +87,7 @@ def test_an_interrupted_runner_leaves_no_record(tmp_path, capsys):
     out, log = tmp_path / "t.json", tmp_path / "t.log"
     log.write_text("airlab trial: interrupted by SIGINT; nothing was written\n")
     args = ["--out", str(out), "--log", str(log), "--profile", "cpu-1", "--setup", "cfs", "--rep", "0"]
-    for status in (130, 143):
+    for status in (130, 143, 129):
         assert failed_trial.main([*args, "--runner-status", str(status), "--", *ENGINE]) == status
         assert not out.exists()
     assert "no record written; the next run reruns it" in capsys.readouterr().err

@@ -17,6 +17,7 @@ import pytest
 
 from trial_helpers import Runner
 from airbase.paths import RESULTS
+from airbase.stop_signals import STOP_SIGNALS
 from workflows.setups import open_setup
 
 SLOW_ENGINE = ["--mode", "fm", "--threads", "2", "--lps-per-pe", "500", "--end-time", "10000000"]
@@ -60,7 +61,8 @@ def interrupt(tmp_path, setup, profile, at, sig, engine=SLOW_ENGINE):
     r.proc.send_signal(sig)
     r.wait(120)
     # 130; or killed by the signal itself when it came before Python set up its handlers
-    assert r.returncode in (130, -signal.SIGINT, -signal.SIGTERM) or ended_in_python_start_up(r), (setup, at, r.stderr)
+    assert r.returncode in (130, -signal.SIGINT, -signal.SIGTERM, -signal.SIGHUP) or ended_in_python_start_up(r), \
+        (setup, at, r.stderr)
     assert not out.exists()
     assert gone_soon(r) == [], f"{setup}, {profile}, {sig.name} at {at} s left: {r.stderr}"
     return r
@@ -72,7 +74,7 @@ def test_interrupted_at_any_instant_leaves_nothing(tmp_path, k, setup):
     if not ok:
         pytest.skip(why)
     for i, at in enumerate(INSTANTS[k % 3::3]):
-        sig = (signal.SIGINT, signal.SIGTERM)[(i + k) % 2]
+        sig = STOP_SIGNALS[(i + k) % len(STOP_SIGNALS)]  # Ctrl-C, kill, a dropped ssh session
         interrupt(tmp_path, setup, PROFILES[(i + k) % len(PROFILES)], at, sig)
 
 
@@ -98,9 +100,10 @@ def test_a_killed_runner_is_swept_by_the_next_trial(tmp_path):
 
 def test_interrupted_gang_trial_at_each_phase_leaves_nothing(tmp_path):
     """Gang: before SLURM, while munged/slurmctld/slurmd start, and once the jobs run (the
-    clean-up waits until slurmstepd and every job's program are gone)."""
+    clean-up waits until slurmstepd and every job's program are gone), by SIGTERM and by a
+    hang-up (a dropped ssh session: SIGHUP)."""
     ok, why = open_setup("gang").availability()
     if not ok:
         pytest.skip(why)
-    for at, sig in ((0.15, signal.SIGTERM), (2.5, signal.SIGINT), (7.0, signal.SIGTERM)):
+    for at, sig in ((0.15, signal.SIGTERM), (2.5, signal.SIGINT), (7.0, signal.SIGTERM), (7.0, signal.SIGHUP)):
         interrupt(tmp_path, "gang", "cpu-1", at, sig)

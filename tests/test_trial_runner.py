@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 
 from airbase import proctags
+from airbase.stop_signals import STOP_SIGNALS
 from trial_helpers import AIRLAB, SCHEMA, Runner, run, wait_until_gone
 from workflows.setups import open_setup
 
@@ -98,11 +99,11 @@ def test_timeout_stops_everything(tmp_path):
 
 
 def _blocked(pid, tid=None):
-    """Which of SIGINT/SIGTERM a thread (or a process's main thread) blocks."""
+    """Which of the stop signals (SIGINT, SIGTERM, SIGHUP) a thread (or a process's main thread) blocks."""
     path = f"/proc/{pid}/task/{tid}/status" if tid else f"/proc/{pid}/status"
     with open(path) as f:
         mask = int(next(line for line in f if line.startswith("SigBlk:")).split()[1], 16)
-    return {s for s in (signal.SIGINT, signal.SIGTERM) if mask & (1 << (s - 1))}
+    return {s for s in STOP_SIGNALS if mask & (1 << (s - 1))}
 
 
 def test_signals_reach_the_runners_main_thread_and_loads_stay_stoppable(tmp_path):
@@ -131,7 +132,7 @@ def test_signals_reach_the_runners_main_thread_and_loads_stay_stoppable(tmp_path
             time.sleep(0.02)
         assert sum(1 for b in looks if b == set()) >= 8, looks
         for t in helpers:
-            assert _blocked(r.proc.pid, t) == {signal.SIGINT, signal.SIGTERM}, f"thread {t}"
+            assert _blocked(r.proc.pid, t) == set(STOP_SIGNALS), f"thread {t}"
         for p in loads:
             assert _blocked(p) == set(), f"load {p} blocks SIGINT/SIGTERM"
         r.proc.send_signal(signal.SIGINT)
@@ -154,12 +155,42 @@ def test_interrupted_runner_leaves_nothing(tmp_path, setup):
         out = tmp_path / f"{i}.json"
         r = Runner(out, profile="cpu-timevarying", setup=setup, engine=SLOW_ENGINE)
         time.sleep(rnd.uniform(0.05, 2.0))  # from argument checking to the middle of the run
-        r.proc.send_signal(rnd.choice([signal.SIGINT, signal.SIGTERM]))
+        r.proc.send_signal(rnd.choice(STOP_SIGNALS))
         r.wait(60)
         # 130; or killed by the signal itself when it came before Python had set up its handlers
-        assert r.returncode in (130, -signal.SIGINT, -signal.SIGTERM), r.stderr
+        assert r.returncode in (130, *(-s for s in STOP_SIGNALS)), r.stderr
         assert not out.exists() and [f for f in tmp_path.iterdir() if f.name.startswith(".")] == []
         assert wait_until_gone(r, 2.0) == [], f"left behind after interrupt {i}: {r.stderr}"
+
+
+def test_a_hang_up_mid_run_leaves_nothing(tmp_path):
+    """A dropped ssh session or a closed terminal sends SIGHUP. Its default action killed the
+    runner alone: the engine and perf ran on and the trial's cpuset cgroups stayed (seen on
+    30 Nov). The runner answers it as it answers SIGTERM."""
+    ok, why = open_setup("cpuset").availability()
+    if not ok:
+        pytest.skip(why)
+    r = Runner(tmp_path / "t.json", profile="cpu-1", setup="cpuset", engine=SLOW_ENGINE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and "airpdes" not in " ".join(_cmdlines(r.left_behind())):
+        time.sleep(0.1)
+    r.proc.send_signal(signal.SIGHUP)
+    assert r.wait(60) == 130, r.stderr
+    assert "interrupted by SIGHUP; nothing was written" in r.stderr
+    assert not r.out.exists()
+    assert wait_until_gone(r, 2.0) == []
+
+
+def _cmdlines(items):
+    """The command lines of the process ids among `items` (cgroup paths are left out)."""
+    out = []
+    for pid in items:
+        try:
+            with open(f"/proc/{int(pid)}/cmdline", "rb") as f:
+                out.append(f.read().replace(b"\0", b" ").decode(errors="replace"))
+        except (OSError, ValueError, TypeError):
+            continue
+    return out
 
 
 def test_an_interrupt_inside_the_clean_up_still_leaves_nothing(tmp_path, monkeypatch):

@@ -5,8 +5,8 @@ outside), so the experiment's table, figure and report still get built and show 
         --profile P --setup S --rep N -- ENGINE OPTIONS
 
 The reason is the runner's last 'failed' line in the log, else the log's last line.
-An interrupted runner (Ctrl-C or SIGTERM: exit 130, or 143 when the signal came before its
-handler) is not a failure of the experiment: nothing is recorded and this exits with the
+An interrupted runner (Ctrl-C, SIGTERM or a hang-up: exit 130, or 143 / 129 when the signal
+came before its handler) is not a failure of the experiment: nothing is recorded and this exits with the
 runner's status, so Snakemake keeps the trial incomplete and the next run reruns it."""
 import argparse
 import os
@@ -26,7 +26,7 @@ def reason_from_log(log):
     return f"the trial runner exited with an error: {last[:300]}"
 
 
-INTERRUPTED = (130, 143)  # the runner's exit on SIGINT/SIGTERM; a shell's 128 + SIGTERM
+INTERRUPTED = (130, 143, 129)  # the runner's exit on a stop signal; a shell's 128 + SIGTERM, + SIGHUP
 
 
 def main(argv=None):

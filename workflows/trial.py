@@ -5,7 +5,7 @@ The order of events: check everything that can be checked before anything starts
 options via `airpdes --check`, profile, setup, output path); apply the setup; start the
 engine under perf and, at the same instant t0, the profile's loads (their offsets count
 from t0); wait for the engine (bounded by the timeout); stop the loads; undo the setup;
-write the result atomically. On an error, a timeout or SIGINT/SIGTERM every process,
+write the result atomically. On an error, a timeout or SIGINT/SIGTERM/SIGHUP every process,
 cgroup and SLURM job is removed and no result file is written."""
 import errno
 import hashlib
@@ -24,6 +24,7 @@ import jsonschema
 
 from airbase import child_wait, early_signals, proctags, threads
 from airbase.atomic import write_json
+from airbase.stop_signals import STOP_SIGNALS
 from airbase.paths import AIRPDES, SCHEMAS
 from loads.launcher import LoadSet, SchedulerStuck, load_problems
 from loads.profiles import ProfileError, resolve_profile
@@ -43,7 +44,7 @@ class TrialTimeout(TrialError):
 
 
 class TrialInterrupted(Exception):
-    """SIGINT/SIGTERM: everything stopped, nothing written, exit 130."""
+    """SIGINT/SIGTERM/SIGHUP: everything stopped, nothing written, exit 130."""
 
 
 class TrialUnavailable(Exception):
@@ -55,7 +56,7 @@ class UsageProblem(Exception):
 
 
 class Interrupted(BaseException):
-    """Raised by the SIGINT/SIGTERM handler. A BaseException, as KeyboardInterrupt is: an
+    """Raised by the handler of the stop signals (airbase/stop_signals.py). A BaseException, as KeyboardInterrupt is: an
     `except Exception` anywhere on the way (ours or a library's) must not swallow it, or the
     runner, its signals now ignored, runs the whole engine before it notices (a CI run saw
     one SIGINT at 0.45 s leave a trial running past 120 s)."""
@@ -198,16 +199,16 @@ def run_trial(profile, setup, out, engine_opts, rep=0, timeout=600.0, labels=Non
     near each other, and a no-load run that ended far is run again within the same
     `reruns` (workflows/placement.py).
 
-    SIGINT/SIGTERM are caught from the first moment (even while the inputs are checked) and
+    SIGINT/SIGTERM/SIGHUP are caught from the first moment (even while the inputs are checked) and
     turned into TrialInterrupted once every `finally` below has removed what was started.
     The handlers are installed inside the `try`, so an interrupt cannot fall between them and
     it; one noted before (airbase/early_signals.py) interrupts at once; one that cuts the
     last clean-up short is still TrialInterrupted (a CI run saw Interrupted escape, exit 1)."""
     def interrupted(signum, frame):
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one is enough; let clean-up finish
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        for s in STOP_SIGNALS:  # one is enough; let clean-up finish
+            signal.signal(s, signal.SIG_IGN)
         raise Interrupted(signal.Signals(signum).name)
-    old = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    old = {s: signal.getsignal(s) for s in STOP_SIGNALS}
     old_env = os.environ.get(leftovers.KEY)
     done = False
     try:
@@ -234,7 +235,7 @@ def _end_of_trial(done, old, old_env):
     """run_trial's last clean-up: unless the trial finished, sweep whatever of this runner
     still exists (it carries our PID); then give back the signal handlers and the
     environment. Returns the name of an interrupt that came during it (at most one: the
-    handler then ignores both signals until the old handlers are back), after doing it all."""
+    handler then ignores the stop signals until the old handlers are back), after doing it all."""
     late = None
     while True:
         try:
@@ -483,7 +484,7 @@ def _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold, lev
                     timer = threading.Timer(timeout, lambda: (timed_out.set(), _kill_group(engine, wait=False)))
                     timer.daemon = True
                     try:  # the timer inside: an interrupt as it starts must still cancel it
-                        threads.start(timer)  # SIGINT/SIGTERM go to the main thread
+                        threads.start(timer)  # the stop signals go to the main thread
                         _, status, usage = child_wait.wait4(engine.pid)
                         engine.returncode = rc = os.waitstatus_to_exitcode(status)
                         window.close()

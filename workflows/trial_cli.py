@@ -36,7 +36,7 @@ and daemons are gone and no result file is written):
   3    this machine cannot run it: a setup or load kind it lacks, or a setup it cannot
        apply (the reason is printed; `airlab doctor` lists what the machine supports)
   124  the engine did not finish within --timeout
-  130  interrupted by SIGINT or SIGTERM
+  130  interrupted by SIGINT, SIGTERM or SIGHUP
 """
 
 

@@ -1,6 +1,7 @@
 """Run one program as a SLURM batch job of the lab's private cluster and behave like the
 program itself: wait for it, relay its output, exit with its exit code, and pass SIGTERM /
-SIGINT on to it (scancel --signal). Used by the gang setup for the engine and every load.
+SIGINT on to it (scancel --signal; a hang-up, SIGHUP, goes on as SIGTERM, which every
+program stops on). Used by the gang setup for the engine and every load.
 
 Why a batch job and not `srun`: under gang scheduling a new job is often suspended the
 moment it is allocated, and srun then fails to create its job step ("Job/step already
@@ -21,6 +22,7 @@ import time
 from pathlib import Path
 
 from airbase import proctags
+from airbase.stop_signals import STOP_SIGNALS
 
 FINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY",
          "BOOT_FAIL", "DEADLINE"}
@@ -113,6 +115,7 @@ def main():
         if stopping:
             return
         stopping.append(signum)
+        signum = signal.SIGTERM if signum == signal.SIGHUP else signum
         # Signal and wake the job's program ourselves first: SLURM holds a signal for a job
         # gang has suspended until its next turn, which never comes while the other jobs
         # keep the CPUs (the trial stops its loads one after another), and `scancel` for a
@@ -127,8 +130,8 @@ def main():
                     pass
         subprocess.Popen(["scancel", f"--signal={signal.Signals(signum).name[3:]}", "--full", jobid],
                          env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    signal.signal(signal.SIGTERM, forward)
-    signal.signal(signal.SIGINT, forward)
+    for s in STOP_SIGNALS:
+        signal.signal(s, forward)
     code, deadline, unknown_since = None, None, None
     while True:
         try:

@@ -102,14 +102,3 @@ def test_the_csv_is_written_where_asked(tmp_path, capsys):
     assert "## 3 runs pooled" in text
     assert "With 3 runs the interval takes Student's t with 2 degree(s) of freedom (4.3 times" in text
 
-
-def test_reproduce_again_finds_the_runs_to_pool(tmp_path):
-    """`make reproduce-again` names the command that pools every finished run of the scale:
-    the current one and those it set aside, not an unfinished one nor another scale's."""
-    from workflows.reproduce_again import finished_runs
-    results = tmp_path / "results"
-    for name in ("quick", "quick-20261130T0738Z", "quick-20261130T0900Z", "smoke"):
-        _run(results, name, [1.0, 1.0])
-    (results / "quick-20261130T1000Z" / "trials").mkdir(parents=True)  # interrupted: no summary
-    assert [p.name for p in finished_runs(results, "quick")] == ["quick", "quick-20261130T0738Z",
-                                                                 "quick-20261130T0900Z"]

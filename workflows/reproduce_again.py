@@ -61,6 +61,12 @@ def reproduce_again(directory, config_args):
     results = Path(directory) / "results"
     scale = _scale(config_args)
     if not (results / scale / "tables" / "summary.csv").is_file():
+        before = finished_runs(results, scale)
+        if (results / scale).is_dir() and before:  # this command's own run, stopped before its end
+            raise UsageError(f"{results / scale} is a run that has not finished (stopped before its end?), and the "
+                             f"finished one before it is at {before[-1]}: finish this one with `make reproduce` "
+                             f"(it goes on where it stopped), then compare the two: python -m "
+                             f"analysis.reproducibility {before[-1]} {results / scale}")
         raise UsageError(f"no finished run at {results / scale} (its tables/summary.csv is missing): "
                          f"run `make reproduce` first")
     earlier = _set_aside(results, scale)

@@ -9,15 +9,7 @@ import pytest
 from analysis import pooled
 from analysis.aggregate import COLUMNS
 from analysis.claims import FIELDS
-
-
-def _write_csv(path, fields, rows):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=fields)
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: r.get(k, "") for k in fields})
+from test_reproducibility import _write_csv  # hand-made runs' tables, as there
 
 
 def _run(tmp_path, name, ratios, verdict="inconclusive", scale="quick"):

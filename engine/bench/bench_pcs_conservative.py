@@ -68,6 +68,16 @@ def fmt(v, scale=1e6, digits=2):
             f"({min(v) / scale:.{digits}f}-{max(v) / scale:.{digits}f})")
 
 
+def print_table(title, first_columns, rows, got, reps):
+    """One Markdown table: a row per configuration, its rate, efficiency and wall time."""
+    print(f"## {title}, median (min-max) of {reps} interleaved rounds\n")
+    print(f"| {first_columns} | committed M ev/s | efficiency | wall s |")
+    print("|---" * (first_columns.count("|") + 4) + "|")
+    for label, _, _ in rows:
+        r, e, w = got[label]
+        print(f"| {label} | {fmt(r)} | {fmt(e, 1, 3)} | {fmt(w, 1, 2)} |", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--airpdes", default=os.path.join(HERE, "..", "build", "airpdes"))
@@ -90,21 +100,10 @@ def main():
                   for load in (False, True) for sync in ("optimistic", "conservative")]
     got = measure_interleaved(a.airpdes, pcs_rows + phold_rows, a.reps)
 
-    print(f"## PCS, 2,000 cells, 10 channels, end time {a.pcs_end_time:g}, median (min-max) of {a.reps} "
-          f"interleaved rounds\n")
-    print("| run | committed M ev/s | efficiency | wall s |")
-    print("|---|---|---|---|")
-    for label, _, _ in pcs_rows:
-        r, e, w = got[label]
-        print(f"| {label} | {fmt(r)} | {fmt(e, 1, 3)} | {fmt(w, 1, 2)} |")
-    print(f"\n## PHOLD remote 0.05, fm, 2 threads, 2 x 1000 LPs, end time {a.phold_end_time:g}, "
-          f"median (min-max) of {a.reps} interleaved rounds\n")
-    print("| sync | CPU load | committed M ev/s | efficiency | wall s |")
-    print("|---|---|---|---|---|")
-    for label, _, _ in phold_rows:
-        r, e, w = got[label]
-        print(f"| {label} | {fmt(r)} | {fmt(e, 1, 3)} | {fmt(w, 1, 2)} |", flush=True)
-
+    print_table(f"PCS, 2,000 cells, 10 channels, end time {a.pcs_end_time:g}", "run", pcs_rows, got, a.reps)
+    print()
+    print_table(f"PHOLD remote 0.05, fm, 2 threads, 2 x 1000 LPs, end time {a.phold_end_time:g}", "sync | CPU load",
+                phold_rows, got, a.reps)
 
 if __name__ == "__main__":
     main()

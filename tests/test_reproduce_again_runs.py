@@ -1,8 +1,15 @@
 """`airlab reproduce-again` around the runs it leaves: which finished runs it names for
 pooling, and what it says when its own measurement was stopped before the end (the command's
 whole workflow is tested with real smoke runs in tests/test_workflow_smoke.py)."""
+import os
+import signal
+import subprocess
+import sys
+import time
+
 import pytest
 
+from airbase.paths import ROOT
 from test_pooled import _run
 
 
@@ -29,9 +36,47 @@ def test_reproduce_again_after_its_own_run_was_stopped_says_how_to_finish(tmp_pa
     (results / "quick" / "trials").mkdir(parents=True)
     with pytest.raises(UsageError) as e:
         reproduce_again(tmp_path, ["scale=quick"])
-    assert "has not finished" in str(e.value) and "make reproduce" in str(e.value)
+    assert "has not finished" in str(e.value)
+    assert "finish this one with `snakemake --cores all --config scale=quick -- reproduce_figures`" in str(e.value)
     assert f"analysis.reproducibility {results / 'quick-20261130T0853Z'} {results / 'quick'}" in str(e.value)
     (results / "quick" / "trials").rmdir()
     (results / "quick").rmdir()
     with pytest.raises(UsageError, match="no finished run at"):
         reproduce_again(tmp_path, ["scale=quick"])
+
+
+# A stand-in for Snakemake that says which signal it got: what is tested is this command's
+# handling of the signals, with a real child process.
+CHILD = ("import signal, sys, time\n"
+         "signal.signal(signal.SIGINT, lambda *a: sys.exit(7))\n"
+         "print('ready', flush=True)\n"
+         "time.sleep(30)\n"
+         "sys.exit(0)\n")
+PARENT = ("import sys\n"
+          "from workflows.reproduce_again import run_workflow\n"
+          "print(run_workflow([sys.executable, '-c', sys.argv[1]]), flush=True)\n")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_kill_or_hang_up_of_the_command_stops_the_workflow_and_waits_for_it(sig):
+    """SIGTERM or a hang-up that reaches `airlab reproduce-again` alone is passed on to
+    Snakemake as SIGINT (which cancels its jobs; its own SIGTERM would wait for the running
+    trial), and the command waits for it to end rather than killing it half-way: exit 130,
+    the signal named."""
+    p = subprocess.Popen([sys.executable, "-c", PARENT, CHILD], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+    p.send_signal(sig)
+    out, _ = p.communicate(timeout=20)
+    assert out.strip() == f"(130, '{sig.name}')"
+
+
+def test_ctrl_c_is_left_to_the_workflow_which_got_it_too():
+    """At a terminal Ctrl-C reaches the whole process group: the command does not send
+    Snakemake a second one, and waits for it (here the stand-in ends on the group's SIGINT)."""
+    p = subprocess.Popen([sys.executable, "-c", PARENT, CHILD], cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    assert p.stdout.readline().strip() == "ready"
+    t0 = time.monotonic()
+    os.killpg(p.pid, signal.SIGINT)
+    out, _ = p.communicate(timeout=20)
+    assert out.strip() == "(130, 'SIGINT')" and time.monotonic() - t0 < 10

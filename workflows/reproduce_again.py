@@ -13,6 +13,7 @@ stay and the message says where each is."""
 import argparse
 import filecmp
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -21,6 +22,7 @@ from pathlib import Path
 from airbase import paths
 from airbase.atomic import write_atomic
 from airbase.errors import UsageError
+from airbase.stop_signals import STOP_SIGNALS
 
 # The copies reproduce_figures makes at the top of results/: while they exist Snakemake has
 # nothing to do, even with results/<scale> gone.
@@ -64,8 +66,8 @@ def reproduce_again(directory, config_args):
         before = finished_runs(results, scale)
         if (results / scale).is_dir() and before:  # this command's own run, stopped before its end
             raise UsageError(f"{results / scale} is a run that has not finished (stopped before its end?), and the "
-                             f"finished one before it is at {before[-1]}: finish this one with `make reproduce` "
-                             f"(it goes on where it stopped), then compare the two: python -m "
+                             f"finished one before it is at {before[-1]}: finish this one with "
+                             f"`{_finish(config_args)}` (it goes on where it stopped), then compare the two: python -m "
                              f"analysis.reproducibility {before[-1]} {results / scale}")
         raise UsageError(f"no finished run at {results / scale} (its tables/summary.csv is missing): "
                          f"run `make reproduce` first")
@@ -75,8 +77,9 @@ def reproduce_again(directory, config_args):
     if config_args:
         cmd += ["--config", *config_args]
     cmd += ["--", "reproduce_figures"]
-    rc = subprocess.call(cmd, cwd=paths.ROOT)
+    rc, stopped_by = run_workflow(cmd)
     if rc != 0:
+        what = f"was stopped ({stopped_by})" if stopped_by else f"failed (exit {rc})"
         new = results / scale
         # The workflow writes its trials' specs when it reads the Snakefile: a folder holding
         # nothing else has made nothing.
@@ -84,12 +87,11 @@ def reproduce_again(directory, config_args):
             shutil.rmtree(new)
         if not new.exists():
             earlier.rename(new)  # nothing made: as if the command had not run
-            print(f"airlab: the workflow failed (exit {rc}) before it made anything; the earlier run is back "
-                  f"at {results / scale}")
+            print(f"airlab: the workflow {what} before it made anything; the earlier run is back at {new}")
         else:
-            print(f"airlab: the workflow failed (exit {rc}); the earlier run stays at {earlier}, this one's "
-                  f"trials so far are in {results / scale} (run the command `snakemake --cores all "
-                  f"reproduce_figures` to finish it)")
+            print(f"airlab: the workflow {what}; the earlier run stays at {earlier}, this one's trials so far "
+                  f"are in {new}: finish it with `{_finish(config_args)}` (it goes on where it stopped), then "
+                  f"compare the two: python -m analysis.reproducibility {earlier} {new}")
         return rc
     # The analysis is a layer above the workflow: run as a program, as the workflow's rules do.
     cmp = subprocess.run([sys.executable, "-m", "analysis.reproducibility", str(earlier), str(results / scale)],
@@ -108,6 +110,37 @@ def reproduce_again(directory, config_args):
         print(f"airlab: {len(runs)} finished {scale} runs in {results}; every claim judged over all of them "
               f"(each run's mean one value): python -m analysis.pooled {' '.join(map(str, runs))}")
     return 0
+
+
+def _finish(config_args):
+    """The command that finishes a run of this scale where it stopped."""
+    if not config_args:
+        return "make reproduce"
+    return f"snakemake --cores all --config {' '.join(config_args)} -- reproduce_figures"
+
+
+def run_workflow(cmd):
+    """(exit status, name of the stop signal that ended it or None) of Snakemake run as `cmd`.
+    Ctrl-C at a terminal reaches Snakemake too (one process group), which cancels its jobs
+    (each trial runner stops what it started) and removes its lock: we wait for that instead
+    of killing it half-way (subprocess.call's SIGKILL after 0.25 s). SIGTERM and a hang-up
+    may reach this command alone (a `kill`, a batch system, a dropped session): they are
+    passed on as SIGINT, the signal Snakemake answers by cancelling its jobs (its SIGTERM
+    waits for the running trial to finish)."""
+    proc = subprocess.Popen(cmd, cwd=paths.ROOT)
+    got = []
+
+    def stop(signum, frame):
+        got.append(signal.Signals(signum).name)
+        if signum != signal.SIGINT and proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+    old = {s: signal.signal(s, stop) for s in STOP_SIGNALS}
+    try:
+        rc = proc.wait()  # retried after each handler (PEP 475)
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+    return (130 if got and rc != 0 else rc), (got[0] if got else None)
 
 
 def finished_runs(results, scale):

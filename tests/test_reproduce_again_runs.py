@@ -47,11 +47,12 @@ def test_reproduce_again_after_its_own_run_was_stopped_says_how_to_finish(tmp_pa
 
 # A stand-in for Snakemake that says which signal it got: what is tested is this command's
 # handling of the signals, with a real child process.
-CHILD = ("import signal, sys, time\n"
-         "signal.signal(signal.SIGINT, lambda *a: sys.exit(7))\n"
+CHILD = ("import sys, time\n"
          "print('ready', flush=True)\n"
-         "time.sleep(30)\n"
-         "sys.exit(0)\n")
+         "try:\n"
+         "    time.sleep(30)\n"
+         "except KeyboardInterrupt:\n"  # Python's own SIGINT handling, as Snakemake relies on
+         "    sys.exit(7)\n")
 PARENT = ("import sys\n"
           "from workflows.reproduce_again import run_workflow\n"
           "print(run_workflow([sys.executable, '-c', sys.argv[1]]), flush=True)\n")
@@ -62,8 +63,10 @@ def test_a_kill_or_hang_up_of_the_command_stops_the_workflow_and_waits_for_it(si
     """SIGTERM or a hang-up that reaches `airlab reproduce-again` alone is passed on to
     Snakemake as SIGINT (which cancels its jobs; its own SIGTERM would wait for the running
     trial), and the command waits for it to end rather than killing it half-way: exit 130,
-    the signal named."""
-    p = subprocess.Popen([sys.executable, "-c", PARENT, CHILD], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    the signal named. Started as a shell starts a background job (SIGINT ignored, which a
+    Python child would otherwise keep ignoring)."""
+    p = subprocess.Popen([sys.executable, "-c", PARENT, CHILD], cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     assert p.stdout.readline().strip() == "ready"
     p.send_signal(sig)
     out, _ = p.communicate(timeout=20)

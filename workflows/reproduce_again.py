@@ -127,7 +127,9 @@ def run_workflow(cmd):
     may reach this command alone (a `kill`, a batch system, a dropped session): they are
     passed on as SIGINT, the signal Snakemake answers by cancelling its jobs (its SIGTERM
     waits for the running trial to finish)."""
-    proc = subprocess.Popen(cmd, cwd=paths.ROOT)
+    # A command started in the background by a shell inherits SIGINT ignored, and Python then
+    # leaves it ignored: Snakemake must answer the SIGINT we pass on.
+    proc = subprocess.Popen(cmd, cwd=paths.ROOT, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     got = []
 
     def stop(signum, frame):

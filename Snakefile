@@ -14,6 +14,7 @@
 import json
 import os
 import shlex
+import signal
 import sys
 
 from snakemake.utils import min_version, validate
@@ -45,6 +46,14 @@ if _sm_report and os.path.abspath(_sm_report) == os.path.abspath("results/report
     print("airlab: results/report.html becomes Snakemake's report (the same figures and captions); "
           "the lab's own report stays at results/<scale>/report.html and is in it under 'airlab report'. "
           "To keep both at the top: --report results/snakemake-report.html", file=sys.stderr)
+
+# A hang-up (the terminal closed, the ssh session dropped) ends the workflow as Ctrl-C does:
+# Snakemake cancels its jobs (each trial runner stops what it started) and removes its lock.
+# Left to SIGHUP's default, Snakemake died at once and its lock stopped the next run.
+try:
+    signal.signal(signal.SIGHUP, signal.default_int_handler)
+except ValueError:  # the Snakefile read outside the main thread (Snakemake's API in a thread)
+    pass
 
 # Paths relative to the Snakefile, so `snakemake -d SOMEWHERE` (tests, a cluster's scratch
 # directory) writes results there and still finds the lab's configuration.

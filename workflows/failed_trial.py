@@ -6,8 +6,9 @@ outside), so the experiment's table, figure and report still get built and show 
 
 The reason is the runner's last 'failed' line in the log, else the log's last line.
 An interrupted runner (Ctrl-C, SIGTERM or a hang-up: exit 130, or 143 / 129 when the signal
-came before its handler) is not a failure of the experiment: nothing is recorded and this exits with the
-runner's status, so Snakemake keeps the trial incomplete and the next run reruns it."""
+came before its handler) is not a failure of the experiment: nothing is recorded and this
+exits with the runner's status, so Snakemake keeps the trial incomplete and the next run
+reruns it."""
 import argparse
 import os
 import sys

@@ -56,10 +56,10 @@ class UsageProblem(Exception):
 
 
 class Interrupted(BaseException):
-    """Raised by the handler of the stop signals (airbase/stop_signals.py). A BaseException, as KeyboardInterrupt is: an
-    `except Exception` anywhere on the way (ours or a library's) must not swallow it, or the
-    runner, its signals now ignored, runs the whole engine before it notices (a CI run saw
-    one SIGINT at 0.45 s leave a trial running past 120 s)."""
+    """Raised by the handler of the stop signals (airbase/stop_signals.py). A BaseException,
+    as KeyboardInterrupt is: an `except Exception` anywhere on the way (ours or a library's)
+    must not swallow it, or the runner, its signals now ignored, runs the whole engine before
+    it notices (a CI run saw one SIGINT at 0.45 s leave a trial running past 120 s)."""
 
 
 def _say(msg):

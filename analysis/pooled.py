@@ -19,7 +19,6 @@ runs' own verdict (not measurable here, not run at this scale).
 Exit 0 when every run could be read, 2 when a folder is not a finished run, fewer than
 two are given, or the runs are of different scales."""
 import argparse
-import json
 import math
 import statistics
 import sys
@@ -29,11 +28,12 @@ from pathlib import Path
 from airbase.atomic import write_csv
 from analysis.claim_kinds import Sample
 from analysis.claims import VERDICTS, combine, judge_sample, level_samples, load_claims, read_run_tables
-from analysis.stats import read_rows
+from analysis.sequential import SINGLE_LOOK
+from analysis.stats import read_rows, t_quantile
+from analysis.time_spent import named_records
 
 # Verdicts that do not rest on a sample: the same in every run of the machine and scale.
 UNJUDGED = ("not measurable here", "not run at this scale", "absent")
-T_FEW = {2: 12.7, 3: 4.3}  # Student's t at 97.5% with 1 and 2 degrees of freedom
 FIELDS = ["id", "verdict", "value", "ci_low", "ci_high", "runs", "same_verdict_again", "reason", "run_verdicts"]
 
 
@@ -44,11 +44,7 @@ class PoolError(Exception):
 def run_facts(run):
     """(scale, code versions, machines) a run's trial records name."""
     scales, versions, machines = set(), set(), set()
-    for p in sorted(Path(run, "trials").glob("*/*.json")):
-        try:
-            d = json.loads(p.read_text())
-        except (OSError, ValueError):
-            continue
+    for _, d in named_records(run):
         scales.add(((d.get("trial") or {}).get("labels") or {}).get("scale"))
         versions.add((d.get("runner") or {}).get("version"))
         machines.add((d.get("machine") or {}).get("cpu_model"))
@@ -132,7 +128,7 @@ def _report(runs, facts, summaries, rows):
                      f"{', '.join(sorted(versions)) or '?'}; {', '.join(sorted(machines)) or 'machine not recorded'})")
     if len(runs) < 4:
         lines += ["", f"With {len(runs)} runs the interval takes Student's t with {len(runs) - 1} degree(s) of "
-                      f"freedom ({T_FEW[len(runs)]} times the standard error): it settles little; four or more "
+                      f"freedom ({t_quantile(SINGLE_LOOK, len(runs) - 1):.1f} times the standard error): it settles little; four or more "
                       f"runs settle the claims a run leaves near its bound."]
     machines = set().union(*(f[2] for f in facts))
     if len(machines) > 1:

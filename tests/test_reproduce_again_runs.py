@@ -74,8 +74,9 @@ def test_a_kill_or_hang_up_of_the_command_stops_the_workflow_and_waits_for_it(si
 
 
 def test_ctrl_c_is_left_to_the_workflow_which_got_it_too():
-    """At a terminal Ctrl-C reaches the whole process group: the command does not send
-    Snakemake a second one, and waits for it (here the stand-in ends on the group's SIGINT)."""
+    """At a terminal Ctrl-C reaches the whole process group, Snakemake included: the command
+    waits for it to end (here the stand-in ends on the group's SIGINT) and names the signal,
+    where subprocess.call let KeyboardInterrupt out and killed the child."""
     p = subprocess.Popen([sys.executable, "-c", PARENT, CHILD], cwd=ROOT, stdout=subprocess.PIPE, text=True,
                          start_new_session=True)
     assert p.stdout.readline().strip() == "ready"

@@ -155,7 +155,7 @@ def load_cmd(args):
             _write_json(args.json, {"profile": profile, "loads": LoadSet(profile).stop()})
         return UNAVAILABLE
     # SIGTERM and a hang-up end the run like Ctrl-C: the launcher stops every load before we exit.
-    for s in STOP_SIGNALS[1:]:
+    for s in set(STOP_SIGNALS) - {signal.SIGINT}:  # SIGINT is KeyboardInterrupt already
         signal.signal(s, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     interrupted = False
     with tempfile.TemporaryDirectory(prefix="airlab-load-") as work:

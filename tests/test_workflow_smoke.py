@@ -226,7 +226,7 @@ def _owner(pid):
     return next((int(e.split(b"=", 1)[1]) for e in env if e.startswith(b"AIRLAB_RUNNER=")), None)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGHUP])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGHUP], ids=lambda s: s.name)
 def test_interrupted_run_resumes(tmp_path, sig):
     """Ctrl-C, or a hang-up (SIGINT or SIGHUP to snakemake's process group, as a terminal
     sends them when a key is pressed or the session drops) while a trial runs beside its
@@ -280,9 +280,7 @@ def test_interrupted_run_resumes(tmp_path, sig):
     for name in finished:
         assert json.loads((trials / name).read_text())["status"] == "ok", name
     log = (work / "results/smoke/logs/interrupt/profcpu1-rep0.log").read_text()
-    assert f"interrupted by {sig.name}" in log, log
-    if sig == signal.SIGINT:  # a hang-up ends the job's shell too, before its fallback can say so
-        assert "no record written" in log, log
+    assert f"interrupted by {sig.name}" in log and "no record written" in log, log
 
     # (c) the next run (rerun-incomplete, from the workflow profile) completes the set
     r = snakemake(work, "--cores", "2", "--config", only, "--", *targets)

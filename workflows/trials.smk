@@ -115,8 +115,10 @@ rule trial:
     # If the runner itself dies without a record (killed from outside, a bug), write a
     # failed record anyway: the experiment's analysis goes on and the report names the reason.
     # An interrupt (runner exit 130) records nothing: the job fails and is rerun next time.
+    # The shell catches a hang-up (a trap with a command is reset to default in the runner,
+    # which answers it itself) so that it lives on to run the fallback, which says so.
     shell:
-        "{params.cmd} {params.pause} -- {params.engine} > {log} 2>&1 || AIRLAB_RUNNER_STATUS=$? {params.fallback} 2>> {log}"
+        "trap : HUP; {params.cmd} {params.pause} -- {params.engine} > {log} 2>&1 || AIRLAB_RUNNER_STATUS=$? {params.fallback} 2>> {log}"
 
 
 rule load_solo:

@@ -1,11 +1,15 @@
 """The real programs as loads: x264 and vips run on the lab's generated input and report
 their throughput; stress-ng reports bogo-ops; a command's throughput is read with its
 regular expression; `airlab load` prints every figure."""
+import os
 import subprocess
 import time
+import uuid
 
 import pytest
 
+from airbase import proctags
+from airbase.stop_signals import STOP_SIGNALS
 from loads import inputs
 from loads.launcher import LoadSet
 from loads.profiles import resolve_profile
@@ -57,35 +61,41 @@ def test_airlab_load_prints_figures(airlab_cmd):
             f"airlab load: error: --duration must be a finite number of seconds > 0, got {duration}"]
 
 
-def test_interrupted_airlab_load_still_prints_figures(airlab_cmd):
-    """Ctrl-C (or SIGTERM) ends a try-out early: the loads are stopped, their figures
-    printed, and the exit status says it was interrupted."""
-    import signal
-    p = subprocess.Popen([airlab_cmd, "load", "cpu-1", "--duration", "60"],
+@pytest.mark.parametrize("sig", STOP_SIGNALS, ids=lambda s: s.name)
+def test_interrupted_airlab_load_still_prints_figures(airlab_cmd, sig):
+    """Ctrl-C, a kill or a hang-up ends a try-out early: the loads are stopped (nothing
+    that `airlab load` started runs on), their figures printed, and the exit status says
+    it was interrupted."""
+    tag = uuid.uuid4().hex  # everything this command starts inherits it
+    p = subprocess.Popen([airlab_cmd, "load", "cpu-1", "--duration", "60"], env={**os.environ, "AIRLAB_TEST_RUN": tag},
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(1.5)
-    p.send_signal(signal.SIGINT)
+    p.send_signal(sig)
     out, err = p.communicate(timeout=30)
-    assert p.returncode == 130 and "interrupted" in err
+    assert p.returncode == 130 and "interrupted" in err, (p.returncode, err)
     assert "work units/s" in out, out
+    assert proctags.find("AIRLAB_TEST_RUN", tag) == []
 
 
-def test_a_stopped_run_counts_its_progress():
+@pytest.mark.parametrize("sig", STOP_SIGNALS, ids=lambda s: s.name)
+def test_a_stopped_run_counts_its_progress(sig):
     """loads.repeat counts the units of the run it stopped (read from the program's stderr),
-    so a trial shorter than one run does not report a starved load."""
+    so a trial shorter than one run does not report a starved load; whichever stop signal
+    ends it, the program it repeats ends with it."""
     import json
-    import signal
     import sys
+    tag = uuid.uuid4().hex
     p = subprocess.Popen([sys.executable, "-m", "loads.repeat", "--unit", "frames/s", "--units-per-run", "60",
                           "--partial-regex", r"\] (\d+)/\d+ frames", "--", "sh", "-c",
                           "echo '[5.0%] 3/60 frames' >&2; echo '[11.7%] 7/60 frames' >&2; exec sleep 30"],
-                         stdout=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, text=True, env={**os.environ, "AIRLAB_TEST_RUN": tag})
     time.sleep(1.0)
-    p.send_signal(signal.SIGTERM)
+    p.send_signal(sig)
     out, _ = p.communicate(timeout=10)
     fig = json.loads(out.strip().splitlines()[-1])
     assert fig["runs"] == 0 and fig["partial_units"] == 7
     assert fig["throughput"] == pytest.approx(7 / fig["wall_s"])
+    assert proctags.find("AIRLAB_TEST_RUN", tag) == []
 
 
 @pytest.mark.parametrize("name", ["x264", "vips"])

@@ -22,6 +22,7 @@ from snakemake.utils import min_version, validate
 from analysis.claims import ClaimError, check_claims
 from workflows.experiments import (ExperimentError, all_trials, block_order, block_ranks, estimate_minutes, NEAR_HOST,
                                   previous_block, profile_label, runner_args, top_up_half_width, top_up_minutes)
+from workflows.snakemake_timers import cancel_rate_limit_timers
 
 min_version("9.0")
 report: "workflows/report/workflow.rst"   # `snakemake --report results/snakemake-report.html`
@@ -140,6 +141,16 @@ if is_dry_run(sys.argv):
 
 onstart:
     print_estimate()
+
+
+# The run is over: Python's exit need not wait for Snakemake's last job-rate timer
+# (workflows/snakemake_timers.py).
+onsuccess:
+    cancel_rate_limit_timers()
+
+
+onerror:
+    cancel_rate_limit_timers()
 
 
 rule reproduce_figures:

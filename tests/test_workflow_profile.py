@@ -29,3 +29,19 @@ def test_job_rate_timer_wakes_at_most_every_10_seconds():
     seconds = int(m[2]) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[m[3]]
     # the timer fires once per timespan; enough jobs per span that it never throttles trials
     assert seconds >= 10 and int(m[1]) >= 100
+
+
+def test_pending_job_rate_timers_are_cancelled_at_the_end():
+    """Snakemake's job-rate timer is a non-daemon thread that held every workflow's exit up
+    to 10 s after its last job; the Snakefile's onsuccess/onerror cancel it."""
+    import threading
+    from workflows.snakemake_timers import cancel_rate_limit_timers
+    fired = threading.Event()
+    timer = threading.Timer(600, fired.set)
+    timer.start()
+    assert cancel_rate_limit_timers() >= 1
+    timer.join(timeout=10)
+    assert not timer.is_alive() and not fired.is_set()
+    snakefile = (ROOT / "Snakefile").read_text()
+    assert re.search(r"^onsuccess:\n    cancel_rate_limit_timers\(\)", snakefile, re.M)
+    assert re.search(r"^onerror:\n    cancel_rate_limit_timers\(\)", snakefile, re.M)

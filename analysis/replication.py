@@ -18,6 +18,9 @@ where 0.54 of repeats agreed; this one is calibrated (tests/test_replication.py)
 so the same table gives the same figure. Several levels or parts combine as verdicts do
 (differs if any differs, else inconclusive if any is, else agrees), taken as independent.
 A two-look experiment is treated as if its final repetitions had been fixed in advance.
+A repeat here varies as this run's repetitions do: variation between whole runs (on the lab's
+Xeon host, the vCPU placement moving a run's no-load baselines) is not in it, so the figure is
+optimistic where that is large; analysis/pooled.py applies the same model to run means.
 """
 import math
 import random

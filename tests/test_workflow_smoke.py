@@ -193,9 +193,9 @@ EDITABLE = scratch_experiment("Fig. 98", "rerun", 50, 50, "none")
 def test_edited_experiment_reruns_exactly_its_trials(tmp_path):
     """Editing an experiment's engine options (here its end time) replans exactly that
     experiment's trials on the next run, although their ids did not change; an untouched
-    experiment is not rerun. (And a finished workflow does not wait for Snakemake's job-rate
-    timer to exit.) (Snakemake 9 compares input checksums: the trial's spec file
-    is rewritten only when its options change.)"""
+    experiment is not rerun. (Snakemake 9 compares input checksums: the trial's spec file
+    is rewritten only when its options change.) Its first run also shows that a finished
+    workflow does not wait for Snakemake's job-rate timer to exit."""
     work = tmp_path / "work"
     exps = {name: tmp_path / f"{name}.yaml" for name in ("edited", "untouched")}
     for p in exps.values():

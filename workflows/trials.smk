@@ -93,7 +93,12 @@ rule trial:
         trial_slot=1,
     priority: trial_priority
     params:
-        cmd=lambda wc, output: shlex.join([
+        # The shell catches a hang-up so that it lives on to run the fallback, which says so
+        # in the log (a trap with a command is reset to default in the runner, which answers
+        # the hang-up itself). Here and not in the shell template below: Snakemake reruns
+        # every finished trial when that template's text changes (its "code" rerun trigger),
+        # while a param made from the output is not compared.
+        cmd=lambda wc, output: "trap : HUP; " + shlex.join([
             *AIRLAB, "trial", *runner_args(trial_of(wc)),  # --profile [--load-count] --setup --rep
             "--out", output[0], "--record-failure", "--allow-unavailable",
             "--timeout", str(config["trial_timeout_s"][wc.scale]),
@@ -115,10 +120,8 @@ rule trial:
     # If the runner itself dies without a record (killed from outside, a bug), write a
     # failed record anyway: the experiment's analysis goes on and the report names the reason.
     # An interrupt (runner exit 130) records nothing: the job fails and is rerun next time.
-    # The shell catches a hang-up (a trap with a command is reset to default in the runner,
-    # which answers it itself) so that it lives on to run the fallback, which says so.
     shell:
-        "trap : HUP; {params.cmd} {params.pause} -- {params.engine} > {log} 2>&1 || AIRLAB_RUNNER_STATUS=$? {params.fallback} 2>> {log}"
+        "{params.cmd} {params.pause} -- {params.engine} > {log} 2>&1 || AIRLAB_RUNNER_STATUS=$? {params.fallback} 2>> {log}"
 
 
 rule load_solo:

@@ -3,9 +3,9 @@
     python -m analysis.pooled results/quick results/quick-20261130T0738Z [RUN ...] [--out pooled.csv]
 
 One run's interval holds the variation among its own repetitions, not the variation between
-runs (the end times a run calibrated, the host's memory speed that day:
-docs/reference-runs.md), and a claim whose value lies within about a half-width of its
-bound lands on either side of "inconclusive" from run to run. Here each run's mean of a
+runs (the end times a run calibrated, the host's memory speed that day, how often it placed
+the vCPUs far apart: docs/reference-runs.md), and a claim whose value lies within about a
+half-width of its bound lands on either side of "inconclusive" from run to run. Here each run's mean of a
 claim level is one value: k runs give a Student's t interval with k - 1 degrees of freedom
 that holds both kinds of variation, judged by the claim's own test, with the wider family
 interval where a claim is judged at several levels, exactly as analysis/claims.py judges

@@ -9,7 +9,9 @@ half-width of its bound lands on either side of "inconclusive" from run to run. 
 claim level is one value: k runs give a Student's t interval with k - 1 degrees of freedom
 that holds both kinds of variation, judged by the claim's own test, with the wider family
 interval where a claim is judged at several levels, exactly as analysis/claims.py judges
-one run's repetitions. The runs' own verdicts are shown beside it.
+one run's repetitions. The runs' own verdicts are shown beside it, with how many claims
+each run judged as the next one given did, how many it reversed (agrees in one, differs in
+the other), and how many run verdicts reverse the pooled one.
 
 Runs to pool are finished runs of one scale (`make reproduce`, then `make reproduce-again`
 as often as wanted: each leaves the earlier run at results/<scale>-<time>). A claim level
@@ -120,6 +122,38 @@ def _pooled_row(cid, j, own):
             "runs": str(j.n), "same_verdict_again": again, "reason": j.reason}
 
 
+DEFINITE = {"agrees", "differs"}
+
+
+def _reversed(a, b):
+    """Whether two verdicts are opposite ones (agrees and differs), not a move to or from
+    inconclusive."""
+    return a != b and {a, b} <= DEFINITE
+
+
+def run_to_run(rows):
+    """Each run against the next in the order given: (claims judged alike, claims reversed)
+    per pair, over the claims every run's summary names; and the run verdicts that reverse
+    the pooled one. What a bar over consecutive runs or against the pool would count."""
+    judged = [r["run_verdicts"].split("; ") + [r["verdict"]] for r in rows
+              if "absent" not in r["run_verdicts"].split("; ")]
+    k = len(judged[0]) - 1 if judged else 0
+    pairs = [(sum(v[i] == v[i + 1] for v in judged), sum(_reversed(v[i], v[i + 1]) for v in judged))
+             for i in range(k - 1)]
+    against_pool = sum(_reversed(v[i], v[-1]) for v in judged for i in range(k))
+    return pairs, against_pool, len(judged)
+
+
+def _run_to_run_line(rows):
+    pairs, against_pool, n = run_to_run(rows)
+    if not pairs:
+        return []
+    alike = sorted(a for a, _ in pairs)
+    return ["", f"Each run against the next, in the order given: {alike[0]}-{alike[-1]} of {n} claims alike "
+                f"(median {statistics.median(alike):g} over {len(pairs)} pairs), {sum(r for _, r in pairs)} reversed "
+                f"(agrees in one, differs in the other); run verdicts that reverse the pooled one: {against_pool}."]
+
+
 def _report(runs, facts, summaries, rows):
     names = [f"run {i}" for i in range(1, len(runs) + 1)]
     lines = [f"## {len(runs)} runs pooled: each run's mean of a claim level is one value", ""]
@@ -143,8 +177,9 @@ def _report(runs, facts, summaries, rows):
             f"{len(again) + certain} (every one: {math.prod(again):.0%}; analysis/replication.py on the runs' means)."
             if again else "")
     lines += ["", f"Every run judged alike: {alike} of {len(judged)} claims. Pooled: "
-                  + ", ".join(f"{counts[v]} {v}" for v in VERDICTS if counts[v]) + "." + odds, "",
-              "| claim | " + " | ".join(names) + " | pooled |", "|---|" + "---|" * (len(runs) + 1)]
+                  + ", ".join(f"{counts[v]} {v}" for v in VERDICTS if counts[v]) + "." + odds]
+    lines += _run_to_run_line(rows)
+    lines += ["", "| claim | " + " | ".join(names) + " | pooled |", "|---|" + "---|" * (len(runs) + 1)]
     for r in rows:
         cells = [_brief(s[r["id"]]) if r["id"] in s else "absent" for s in summaries]
         ci = f" [{r['ci_low']}, {r['ci_high']}]" if r["ci_low"] else ""

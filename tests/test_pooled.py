@@ -50,6 +50,21 @@ def test_runs_each_inconclusive_settle_when_pooled(tmp_path):
     assert "| ladm_overhead | inconclusive: 1 [0.9, 1.1] n=3 |" in text
     assert "**agrees**: 1 [0.987, 1.013] over 4 runs (same again 0.94) |" in text
     assert "Every run judged alike: 1 of 1 claims." in text
+    assert ("Each run against the next, in the order given: 1-1 of 1 claims alike (median 1 over 3 pairs), "
+            "0 reversed (agrees in one, differs in the other); run verdicts that reverse the pooled one: 0.") in text
+
+
+def test_run_to_run_counts_reversals_not_moves_to_or_from_inconclusive():
+    """What a bar over consecutive runs, or against the pooled verdict, would count: a claim
+    agreeing in one run and differing in the next is reversed; a move to or from
+    inconclusive is a change, not a reversal. A claim some run's summary lacks is left out."""
+    rows = [{"run_verdicts": "agrees; differs; differs", "verdict": "differs"},
+            {"run_verdicts": "inconclusive; agrees; agrees", "verdict": "agrees"},
+            {"run_verdicts": "absent; agrees; agrees", "verdict": "agrees"}]
+    pairs, against_pool, judged = pooled.run_to_run(rows)
+    assert judged == 2
+    assert pairs == [(0, 1), (2, 0)]  # (alike, reversed) for runs 1-2 and 2-3
+    assert against_pool == 1          # run 1's agrees against the pooled differs
 
 
 def test_a_difference_between_runs_widens_the_pooled_interval(tmp_path):

@@ -243,7 +243,10 @@ def test_interrupted_run_resumes(tmp_path, sig):
     trials = work / "results/smoke/trials/interrupt"
     targets = [f"results/smoke/trials/interrupt/{t}.json" for t in ("base-profnone-rep0", "profcpu1-rep0")]
     tag = uuid.uuid4().hex  # everything this run starts inherits it
-    proc = subprocess.Popen([*SNAKEMAKE, "-d", str(work), "--cores", "2", "--config", only, "--", *targets],
+    # A 10-minute job-rate timer: the interrupted workflow ends within the limit below only if
+    # the Snakefile's onerror cancels it (workflows/snakemake_timers.py).
+    proc = subprocess.Popen([*SNAKEMAKE, "-d", str(work), "--cores", "2", "--max-jobs-per-timespan", "1000/600s",
+                             "--config", only, "--", *targets],
                             cwd=paths.ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True, env={**os.environ, "AIRLAB_TEST_RUN": tag})
     try:

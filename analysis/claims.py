@@ -38,6 +38,14 @@ from workflows.experiments import ExperimentError, list_experiments, load_experi
 DEFAULT = CONFIGS / "claims.yaml"
 INTERVAL = interval_text(SINGLE_LOOK)
 VERDICTS = ("agrees", "differs", "inconclusive", "not measurable here", "not run at this scale")
+
+
+def reversed_verdicts(a, b):
+    """Whether two verdicts of a claim are opposite (agrees in one, differs in the other):
+    a reversal, unlike a move to or from inconclusive."""
+    return {a, b} == {"agrees", "differs"}
+
+
 FIELDS = ["id", "figure", "claim", "paper_value", "paper_platform", "table", "statistic", "value", "ci_low",
           "ci_high", "n", "interval", "test", "verdict", "same_verdict_again", "reason", "measured_here"]
 

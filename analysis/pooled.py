@@ -5,13 +5,13 @@
 One run's interval holds the variation among its own repetitions, not the variation between
 runs (the end times a run calibrated, the host's memory speed that day, how often it placed
 the vCPUs far apart: docs/reference-runs.md), and a claim whose value lies within about a
-half-width of its bound lands on either side of "inconclusive" from run to run. Here each run's mean of a
-claim level is one value: k runs give a Student's t interval with k - 1 degrees of freedom
-that holds both kinds of variation, judged by the claim's own test, with the wider family
-interval where a claim is judged at several levels, exactly as analysis/claims.py judges
-one run's repetitions. The runs' own verdicts are shown beside it, with how many claims
-each run judged as the next one given did, how many it reversed (agrees in one, differs in
-the other), and how many run verdicts reverse the pooled one.
+half-width of its bound lands on either side of "inconclusive" from run to run. Here each
+run's mean of a claim level is one value: k runs give a Student's t interval with k - 1
+degrees of freedom that holds both kinds of variation, judged by the claim's own test, with
+the wider family interval where a claim is judged at several levels, exactly as
+analysis/claims.py judges one run's repetitions. The runs' own verdicts are shown beside it,
+with how many claims each run judged as the next one given did, how many it reversed (agrees
+in one, differs in the other), and how many run verdicts reverse the pooled one.
 
 Runs to pool are finished runs of one scale (`make reproduce`, then `make reproduce-again`
 as often as wanted: each leaves the earlier run at results/<scale>-<time>). A claim level
@@ -29,7 +29,8 @@ from pathlib import Path
 
 from airbase.atomic import write_csv
 from analysis.claim_kinds import Sample
-from analysis.claims import VERDICTS, combine, judge_sample, level_samples, load_claims, read_run_tables
+from analysis.claims import (VERDICTS, combine, judge_sample, level_samples, load_claims, read_run_tables,
+                             reversed_verdicts)
 from analysis.sequential import SINGLE_LOOK
 from analysis.stats import read_rows, t_quantile
 from analysis.time_spent import named_records
@@ -122,15 +123,6 @@ def _pooled_row(cid, j, own):
             "runs": str(j.n), "same_verdict_again": again, "reason": j.reason}
 
 
-DEFINITE = {"agrees", "differs"}
-
-
-def _reversed(a, b):
-    """Whether two verdicts are opposite ones (agrees and differs), not a move to or from
-    inconclusive."""
-    return a != b and {a, b} <= DEFINITE
-
-
 def run_to_run(rows):
     """Each run against the next in the order given: (claims judged alike, claims reversed)
     per pair, over the claims every run's summary names; and the run verdicts that reverse
@@ -138,9 +130,9 @@ def run_to_run(rows):
     judged = [r["run_verdicts"].split("; ") + [r["verdict"]] for r in rows
               if "absent" not in r["run_verdicts"].split("; ")]
     k = len(judged[0]) - 1 if judged else 0
-    pairs = [(sum(v[i] == v[i + 1] for v in judged), sum(_reversed(v[i], v[i + 1]) for v in judged))
+    pairs = [(sum(v[i] == v[i + 1] for v in judged), sum(reversed_verdicts(v[i], v[i + 1]) for v in judged))
              for i in range(k - 1)]
-    against_pool = sum(_reversed(v[i], v[-1]) for v in judged for i in range(k))
+    against_pool = sum(reversed_verdicts(v[i], v[-1]) for v in judged for i in range(k))
     return pairs, against_pool, len(judged)
 
 

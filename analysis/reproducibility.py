@@ -39,7 +39,7 @@ from pathlib import Path
 
 from analysis import end_times, machine_speed, precision, repetition_plan
 from analysis.baselines import ran_far
-from analysis.claims import level_rows, level_samples, load_claims, read_run_tables
+from analysis.claims import level_rows, level_samples, load_claims, read_run_tables, reversed_verdicts
 from analysis.set_aside import SET_ASIDE
 from analysis.stats import read_rows
 from analysis.time_spent import named_records, summary_line, time_spent, timed
@@ -316,9 +316,6 @@ def _far_cell(near, far, probed):
     return f"{len(far)}/{probed} ({which['before']} / {which['after']} / {which['both']}; near {near:.0f} ns)"
 
 
-DEFINITE = {"agrees", "differs"}
-
-
 def report(a, b, figures, min_engine_s):
     lines = []
     va, vb = verdicts(a), verdicts(b)
@@ -336,7 +333,7 @@ def report(a, b, figures, min_engine_s):
             if known_a or known_b else "")
     # A claim one run confirms and the other refutes contradicts itself; one that is
     # inconclusive in a run sits within that run's interval of its bound.
-    reversed_ = sorted(i for i in ids if {va.get(i, {}).get("verdict"), vb.get(i, {}).get("verdict")} == DEFINITE)
+    reversed_ = sorted(i for i in ids if reversed_verdicts(va.get(i, {}).get("verdict"), vb.get(i, {}).get("verdict")))
     rev = (f" Reversed (agrees in one run, differs in the other): {len(reversed_)}"
            f"{' (' + ', '.join(reversed_) + ')' if reversed_ else ''}; every other change is to or from "
            "inconclusive.")

@@ -105,5 +105,6 @@ def main():
     print_table(f"PHOLD remote 0.05, fm, 2 threads, 2 x 1000 LPs, end time {a.phold_end_time:g}", "sync | CPU load",
                 phold_rows, got, a.reps)
 
+
 if __name__ == "__main__":
     main()

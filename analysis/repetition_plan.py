@@ -16,10 +16,13 @@ claim is (analysis/replication.py); levels combine as verdicts do. Minutes per r
 come from the workflow's estimate for the scale (workflows/experiments.py).
 
     python -m analysis.repetition_plan RUN [RUN ...] [--times 0.5,1,1.5,2,3] [--scale quick]
+                                       [--design fig04-adm-threshold=5,fig07-no-load=3]
 
 RUN is a results folder (results/quick) with tables/. Prints a Markdown table and, for
 the runs' repetitions and for each experiment at its best listed multiple, the expected
-number of claims judged alike and the chance that all are.
+number of claims judged alike and the chance that all are. `--design` judges one plan
+instead of the best multiples: the experiments named at those repetitions, the others at
+the runs' own; it prints each claim it moves and what the plan costs by the estimate.
 """
 import argparse
 import math
@@ -134,6 +137,64 @@ def report(rows, times, per_rep=None):
     return "\n".join(lines) + "\n"
 
 
+def _minutes_or_none(scale):
+    try:
+        return minutes_per_repetition(scale)
+    except Exception as e:  # the estimate is a courtesy: the chances stand without it
+        print(f"repetition_plan: no time estimate for scale {scale}: {e}", file=sys.stderr)
+        return None
+
+
+def parse_design(text):
+    """{experiment: repetitions} of `--design` text 'fig04-adm-threshold=5,fig07-no-load=3'."""
+    design = {}
+    for part in text.split(","):
+        name, sep, reps = part.partition("=")
+        if not sep or not name.strip() or not reps.strip().isdigit() or int(reps) < 2:
+            raise ValueError(f"{part!r}: give EXPERIMENT=REPETITIONS with at least 2 repetitions")
+        design[name.strip()] = int(reps)
+    return design
+
+
+def design_report(runs, doc, design, two_looks=(), per_rep=None):
+    """Markdown lines: each claim of an experiment the design names, its chance of the same
+    verdict twice at the runs' repetitions and at the design's, then the totals over every
+    judged claim and the design's cost in estimated minutes."""
+    runs_tables = [claims_mod.read_run_tables(r) for r in runs]
+    lines = ["| claim | experiment | n | chance alike | at the design | n |", "|---|---|---|---|---|---|"]
+    now, then, minutes = [], [], 0.0
+    judged = set()
+    for claim in doc["claims"]:
+        levels = pooled_levels(claim, runs_tables)
+        if not levels:
+            continue
+        table, n = claim["table"], max(s for _, _, s in levels)
+        judged.add(table)
+        level = TWO_LOOKS if table in two_looks else SINGLE_LOOK
+        before = alike(levels, level, 1.0)
+        after = alike(levels, level, design[table] / n) if table in design else before
+        now.append(before[0])
+        then.append(after[0])
+        if table in design:
+            lines.append(f"| {claim['id']} | {table} | {n} | {before[0]:.2f} {before[1][:4]} | "
+                         f"{after[0]:.2f} {after[1][:4]} | {design[table]} |")
+    unknown = sorted(set(design) - judged)
+    if unknown:
+        raise ValueError(f"--design names {', '.join(unknown)}: no claim of these runs reads it")
+    lines.append("")
+    lines.append(f"At the runs' repetitions: expected alike {sum(now):.1f} of {len(now)}, all alike "
+                 f"{100 * math.prod(now):.1f}%. This design: expected alike {sum(then):.1f}, all alike "
+                 f"{100 * math.prod(then):.1f}%.")
+    if per_rep:
+        n_of = {}
+        for claim in doc["claims"]:
+            for test, vals, size in pooled_levels(claim, runs_tables):
+                n_of[claim["table"]] = max(n_of.get(claim["table"], 0), size)
+        minutes = sum(per_rep.get(t, 0) * (reps - n_of[t]) for t, reps in design.items())
+        lines.append(f"Its cost by the estimate: {minutes:+.1f} min of trials.")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  epilog="Example: python -m analysis.repetition_plan runA/results/quick "
@@ -143,6 +204,10 @@ def main(argv=None):
                     help="multiples of the runs' repetitions to consider (default %(default)s)")
     ap.add_argument("--scale", default="quick", help="the scale whose time estimate prices a repetition")
     ap.add_argument("--claims", default=str(claims_mod.DEFAULT), help="the claims file (default configs/claims.yaml)")
+    ap.add_argument("--design", metavar="EXP=N,...",
+                    help="judge this plan: the experiments named at these repetitions, the others at the runs' "
+                         "own (e.g. fig04-adm-threshold=5,fig07-no-load=3); prints the claims it moves, the "
+                         "expected alike and its cost, instead of the table of multiples")
     a = ap.parse_args(argv)
     try:
         times = tuple(float(x) for x in a.times.split(","))
@@ -154,6 +219,11 @@ def main(argv=None):
         print(f"repetition_plan: --times {a.times!r}: the multiples must be positive and include 1",
               file=sys.stderr)
         return 2
+    try:
+        design = parse_design(a.design) if a.design else None
+    except ValueError as e:
+        print(f"repetition_plan: --design {e}", file=sys.stderr)
+        return 2
     for r in a.runs:
         if not (Path(r) / "tables").is_dir():
             print(f"repetition_plan: {r}: no tables/ folder (give a results folder such as results/quick)",
@@ -164,16 +234,19 @@ def main(argv=None):
     except claims_mod.ClaimError as e:
         print(f"repetition_plan: {e}", file=sys.stderr)
         return 2
+    if design:
+        per_rep = _minutes_or_none(a.scale)
+        try:
+            sys.stdout.write(design_report(a.runs, doc, design, two_looks_of(a.runs), per_rep))
+        except ValueError as e:
+            print(f"repetition_plan: {e}", file=sys.stderr)
+            return 2
+        return 0
     rows = plan(a.runs, doc, times, two_looks_of(a.runs))
     if not rows:
         print("repetition_plan: no claim has 3 or more values in these runs' tables", file=sys.stderr)
         return 2
-    try:
-        per_rep = minutes_per_repetition(a.scale)
-    except Exception as e:  # the estimate is a courtesy: the chances stand without it
-        print(f"repetition_plan: no time estimate for scale {a.scale}: {e}", file=sys.stderr)
-        per_rep = None
-    sys.stdout.write(report(rows, times, per_rep))
+    sys.stdout.write(report(rows, times, _minutes_or_none(a.scale)))
     return 0
 
 

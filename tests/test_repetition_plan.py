@@ -78,11 +78,31 @@ def test_the_command_pools_runs_and_prints_each_claims_chances(tmp_path, capsys)
     assert capsys.readouterr().out == out  # seeded: the same tables, the same figures
 
 
+def test_a_design_is_judged_claim_by_claim_and_priced(tmp_path, capsys):
+    """--design: the claims of the experiments it names, their chance at the runs'
+    repetitions and at the design's, the totals, and the cost by the quick estimate."""
+    _fig07(tmp_path / "a", [2.0, 2.02, 1.98])
+    _fig07(tmp_path / "b", [2.01, 1.99, 2.0])
+    runs = [str(tmp_path / "a"), str(tmp_path / "b")]
+    assert repetition_plan.main(runs + ["--design", "fig07-no-load=6"]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("| ladm_overhead "))
+    assert row.startswith("| ladm_overhead | fig07-no-load | 3 | ") and row.endswith("agre | 6 |"), row
+    chance_now, chance_then = (float(c.split()[0]) for c in row.split("|")[4:6])
+    assert chance_then >= chance_now - 0.02, row  # off its bound: more repetitions do not unsettle it
+    assert "This design: expected alike" in out
+    per_rep = repetition_plan.minutes_per_repetition("quick")["fig07-no-load"]
+    assert f"Its cost by the estimate: {3 * per_rep:+.1f} min of trials." in out, out
+
+
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
     _fig07(tmp_path / "a", [2.0, 2.02, 1.98])
     assert repetition_plan.main([str(tmp_path / "a"), "--times", "two"]) == 2
     assert repetition_plan.main([str(tmp_path / "a"), "--times", "0.5,2"]) == 2
     assert repetition_plan.main([str(tmp_path / "nothing")]) == 2
+    assert repetition_plan.main([str(tmp_path / "a"), "--design", "fig07-no-load=1"]) == 2
+    assert repetition_plan.main([str(tmp_path / "a"), "--design", "fig99=3"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 3 and all(line.startswith("repetition_plan: ") for line in err), err
+    assert len(err) == 5 and all(line.startswith("repetition_plan: ") for line in err), err
     assert "must be positive and include 1" in err[1] and "no tables/ folder" in err[2]
+    assert "at least 2 repetitions" in err[3] and "fig99: no claim of these runs reads it" in err[4]

@@ -112,6 +112,34 @@ def test_a_job_that_did_not_complete_is_not_a_clean_exit(state, code, stopped, r
     assert (why is None) if says is None else (says in why)
 
 
+def test_the_daemons_lines_on_one_job_are_kept(tmp_path):
+    """GangCluster.job_log: the lines of slurmctld's and slurmd's logs on one job (by the id
+    squeue listed under its name), not on a job whose id merely starts the same; nothing for
+    a job never listed. Synthetic logs in SLURM 22.05's wording; a real cluster's are read by
+    the gang trial tests' failures."""
+    from workflows.setups.slurm import GangCluster
+    c = GangCluster(tmp_path)
+    c.dir.mkdir(parents=True)
+    (c.dir / "slurmctld.log").write_text(
+        "[2026-11-30T14:36:07.101] sched: Allocate JobId=1 NodeList=airlab-node #CPUs=2 Partition=gang\n"
+        "[2026-11-30T14:36:07.102] sched: Allocate JobId=12 NodeList=airlab-node #CPUs=2 Partition=gang\n"
+        "[2026-11-30T14:36:09.500] _job_complete: JobId=1 WEXITSTATUS 0\n"
+        "[2026-11-30T14:36:09.501] _job_complete: JobId=1 done\n")
+    (c.dir / "slurmd.log").write_text(
+        "[2026-11-30T14:36:07.200] Launching batch job 1 for UID 0\n"
+        "[2026-11-30T14:36:07.300] Launching batch job 12 for UID 0\n"
+        "[2026-11-30T14:36:09.400] [1.batch] done with job\n")
+    c.job_ids = {"airlab-engine": "1", "airlab-load-cpu.0": "12"}
+    got = c.job_log("airlab-engine")
+    assert got == ["slurmctld.log: [2026-11-30T14:36:07.101] sched: Allocate JobId=1 NodeList=airlab-node #CPUs=2 Partition=gang",
+                   "slurmctld.log: [2026-11-30T14:36:09.500] _job_complete: JobId=1 WEXITSTATUS 0",
+                   "slurmctld.log: [2026-11-30T14:36:09.501] _job_complete: JobId=1 done",
+                   "slurmd.log: [2026-11-30T14:36:07.200] Launching batch job 1 for UID 0",
+                   "slurmd.log: [2026-11-30T14:36:09.400] [1.batch] done with job"], got
+    assert len(c.job_log("airlab-load-cpu.0")) == 2 and c.job_log("airlab-engine", most=2) == got[-2:]
+    assert c.job_log("airlab-load-none") == []
+
+
 def test_a_failed_gang_engine_says_what_its_job_did():
     """A gang engine's failure message ends with its job's last sampled states (synthetic
     record): the one thing known about a job whose program said nothing."""

@@ -515,6 +515,8 @@ def _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold, lev
                 applied.applied["observed"] = observed
             setup_record = applied.record()  # after the setup is undone: includes what it saw
             if rc != 0 or not eng_json.exists():
+                for line in applied.engine_job_log:  # gang: what SLURM said of the engine's job
+                    _say(f"the engine's job, {line}")
                 tail = (wd / "engine.stderr").read_text(errors="replace").strip().splitlines()[-3:]
                 raise TrialError(f"the engine failed (exit {rc}): {' | '.join(tail) or 'no message'}"
                                  f"{_engine_job_evidence(setup_record)}")

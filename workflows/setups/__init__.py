@@ -80,6 +80,7 @@ class AppliedSetup:
         self.applied = {}
         self.cg = None
         self.gang = None
+        self.engine_job_log = []  # gang: the SLURM daemons' lines on the engine's job
 
     def __enter__(self):
         try:
@@ -119,6 +120,7 @@ class AppliedSetup:
                 self.applied["jobs_left_at_end"] = self.gang.stop()
                 self.applied["job_states"] = self.gang.states
                 self.applied["jobs_alternated"] = self.gang.alternated()
+                self.engine_job_log = self.gang.job_log("airlab-engine")
             except Exception as e:  # keep cleaning up the rest
                 errors.append(str(e))
             self.gang = None

@@ -18,7 +18,7 @@ from pathlib import Path
 from airbase.atomic import write_csv
 from analysis import locality
 from analysis.baselines import Baselines
-from analysis.set_aside import SET_ASIDE, set_aside_far
+from analysis.set_aside import SET_ASIDE, set_aside_far, unmark_like_near_repetitions
 from analysis.predict import predicted_slowdown
 from loads.kinds import cpu_demand
 from workflows import placement
@@ -215,7 +215,7 @@ def main(argv=None):
             rows.append(row_of(json.loads(Path(p).read_text()), a.experiment, a.figure))
         except (OSError, ValueError, KeyError) as e:
             print(f"aggregate: skipping {p}: {e}", file=sys.stderr)
-    rows = set_aside_far(add_slowdowns(check_determinism(rows), read_solo(a.solo)))
+    rows = set_aside_far(add_slowdowns(unmark_like_near_repetitions(check_determinism(rows)), read_solo(a.solo)))
     write_csv(a.out, COLUMNS, rows)
     bad = [r for r in rows if r["status"] not in ("ok", SET_ASIDE)]
     far = [r for r in rows if r["status"] == SET_ASIDE]

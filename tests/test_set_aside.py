@@ -7,7 +7,7 @@ from analysis import set_aside
 from analysis.caption import noise_sentence
 from analysis.claim_kinds import Table
 from analysis.figures import grouped
-from analysis.set_aside import MIN_NEAR, SET_ASIDE, set_aside_far
+from analysis.set_aside import MIN_NEAR, SET_ASIDE, set_aside_far, unmark_like_near_repetitions
 
 
 def row(rep, wall, far_share=0.02, ended_far=0, trial="profcpu-1-remo0.1", status="ok"):
@@ -53,6 +53,22 @@ def test_figures_claims_and_caption_leave_them_out_of_the_numbers():
     text = html.unescape(noise_sentence(rows))
     assert "1 far run(s) were set aside" in text and "failed" not in text
     assert set_aside.SET_ASIDE in text
+
+
+def test_a_run_marked_far_like_its_near_repetitions_is_not_set_aside():
+    """The runner marks a configuration's first run far by its share alone (it has no usual
+    share yet): loaded ADM at 0.26 beside near repetitions at 0.26-0.30 (the 36df169 pair's
+    Fig. 4). Held against them it ran as they did and stays; a run far beyond them (0.6)
+    and one far by the probe after it (no share) are still set aside; a trial whose every
+    run was marked keeps the runner's verdicts."""
+    rows = [row(0, 8.9, far_share=0.2646) | {"ran_far": 1}] + [
+        row(r, 8.8, far_share=s) | {"ran_far": 0} for r, s in ((1, 0.2769), (2, 0.276), (3, 0.2759), (4, 0.2816))]
+    rows += [row(5, 12.0, far_share=0.6) | {"ran_far": 1}, row(6, 9.0, far_share="", ended_far=1)]
+    set_aside_far(unmark_like_near_repetitions(rows))
+    assert [r["ran_far"] for r in rows[:5]] == [0] * 5
+    assert [r["status"] for r in rows] == ["ok"] * 5 + [SET_ASIDE, SET_ASIDE]
+    alone = [row(r, 8.9, far_share=0.27, trial="profcpu-1-remo0.4") | {"ran_far": 1} for r in range(3)]
+    assert [r["ran_far"] for r in unmark_like_near_repetitions(alone)] == [1, 1, 1]
 
 
 def test_a_trial_is_found_by_its_id_without_the_repetition():

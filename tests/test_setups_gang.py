@@ -115,8 +115,8 @@ def test_a_job_that_did_not_complete_is_not_a_clean_exit(state, code, stopped, r
 def test_the_daemons_lines_on_one_job_are_kept(tmp_path):
     """GangCluster.job_log: the lines of slurmctld's and slurmd's logs on one job (by the id
     squeue listed under its name), not on a job whose id merely starts the same; nothing for
-    a job never listed. Synthetic logs in SLURM 22.05's wording; a real cluster's are read by
-    the gang trial tests' failures."""
+    a job never listed. Synthetic logs in the wording of Debian 12's SLURM (22.05), copied from
+    a private cluster's logs on 30 Nov (the submit line left out)."""
     from workflows.setups.slurm import GangCluster
     c = GangCluster(tmp_path)
     c.dir.mkdir(parents=True)

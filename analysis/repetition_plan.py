@@ -162,14 +162,14 @@ def design_report(runs, doc, design, two_looks=(), per_rep=None):
     judged claim and the design's cost in estimated minutes."""
     runs_tables = [claims_mod.read_run_tables(r) for r in runs]
     lines = ["| claim | experiment | n | chance alike | at the design | n |", "|---|---|---|---|---|---|"]
-    now, then, minutes = [], [], 0.0
-    judged = set()
+    now, then = [], []
+    n_of = {}  # experiment -> the runs' repetitions
     for claim in doc["claims"]:
         levels = pooled_levels(claim, runs_tables)
         if not levels:
             continue
         table, n = claim["table"], max(s for _, _, s in levels)
-        judged.add(table)
+        n_of[table] = max(n_of.get(table, 0), n)
         level = TWO_LOOKS if table in two_looks else SINGLE_LOOK
         before = alike(levels, level, 1.0)
         after = alike(levels, level, design[table] / n) if table in design else before
@@ -178,7 +178,7 @@ def design_report(runs, doc, design, two_looks=(), per_rep=None):
         if table in design:
             lines.append(f"| {claim['id']} | {table} | {n} | {before[0]:.2f} {before[1][:4]} | "
                          f"{after[0]:.2f} {after[1][:4]} | {design[table]} |")
-    unknown = sorted(set(design) - judged)
+    unknown = sorted(set(design) - set(n_of))
     if unknown:
         raise ValueError(f"--design names {', '.join(unknown)}: no claim of these runs reads it")
     lines.append("")
@@ -186,10 +186,6 @@ def design_report(runs, doc, design, two_looks=(), per_rep=None):
                  f"{100 * math.prod(now):.1f}%. This design: expected alike {sum(then):.1f}, all alike "
                  f"{100 * math.prod(then):.1f}%.")
     if per_rep:
-        n_of = {}
-        for claim in doc["claims"]:
-            for test, vals, size in pooled_levels(claim, runs_tables):
-                n_of[claim["table"]] = max(n_of.get(claim["table"], 0), size)
         minutes = sum(per_rep.get(t, 0) * (reps - n_of[t]) for t, reps in design.items())
         lines.append(f"Its cost by the estimate: {minutes:+.1f} min of trials.")
     return "\n".join(lines) + "\n"

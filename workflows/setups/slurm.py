@@ -228,7 +228,8 @@ PartitionName=gang Nodes={self.node} Default=YES MaxTime=INFINITE State=UP OverS
         """The daemons' log lines on one job (its last `most`, each prefixed with the log's
         name), read after the trial: the evidence for a job that ended without telling why
         (a gang engine exited 0 without its results once in the suite at 8c25ed4 and
-        once in 44 gang trials of quick runs, cause unknown). [] when the job was never listed or the logs are gone."""
+        once in 44 gang trials of quick runs, cause unknown). [] when the job was never
+        listed or the logs are gone."""
         jobid = self.job_ids.get(job_name)
         if jobid is None:
             return []

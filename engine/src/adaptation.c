@@ -19,7 +19,7 @@ void air_adapt_activate(air_engine *e, air_thread *t)
         /* The leader has not yet reset the barrier; the thread must not arrive at the
          * next one before that (see air_adapt_inactive_wait). */
         atomic_store(&t->join_gen, atomic_load(&e->bar_gen));
-        atomic_store(&t->active, 1);
+        atomic_store(&t->active, AIR_REJOINING);
         atomic_fetch_add(&e->n_active, 1);
         t->reactivations++;
         note(t->react_times, t->reactivations, air_wall() - e->t0);
@@ -32,7 +32,7 @@ void air_adapt_activate(air_engine *e, air_thread *t)
 static void deactivate(air_engine *e, air_thread *t)
 {
     pthread_mutex_lock(&t->mu);
-    atomic_store(&t->active, 0);
+    atomic_store(&t->active, AIR_INACTIVE);
     atomic_fetch_sub(&e->n_active, 1);
     t->deactivations++;
     note(t->deact_times, t->deactivations, air_wall() - e->t0);
@@ -90,14 +90,20 @@ double air_probe_yield_us(void)
     return worst;
 }
 
-/* Sleep until reactivated or the run ends. A RAP probe request wakes the thread briefly:
- * it times a sched_yield() and asks for reactivation only if the probe was fast, i.e. no
- * other runnable task was waiting for its CPU. */
+/* Sleep until reactivated or the run ends, then rejoin. A RAP probe request wakes the
+ * thread briefly: it times a sched_yield() and asks for reactivation only if the probe was
+ * fast, i.e. no other runnable task was waiting for its CPU.
+ * Every reactivated thread passes here, also one that was deactivated and reactivated
+ * before it looked at its membership again (switched out on its way back from the barrier
+ * while the others ran whole rounds): it finds itself REJOINING, not ACTIVE. Such a thread
+ * once arrived at the barrier whose round was still being led, became a second leader,
+ * and the barrier's count lost an arrival: every thread waited for ever (no_deadlock on
+ * CI, 30 Nov: bar_gen 320, gvt_round 321, 1 of 2 arrived). */
 void air_adapt_inactive_wait(air_engine *e, air_thread *t)
 {
     double t0 = air_wall();
     pthread_mutex_lock(&t->mu);
-    while (!atomic_load(&t->active) && !atomic_load(&e->done)) {
+    while (atomic_load(&t->active) == AIR_INACTIVE && !atomic_load(&e->done)) {
         if (atomic_exchange(&t->probe, 0)) {
             pthread_mutex_unlock(&t->mu);
             double us = air_probe_yield_us();
@@ -109,6 +115,10 @@ void air_adapt_inactive_wait(air_engine *e, air_thread *t)
     }
     pthread_mutex_unlock(&t->mu);
     while (!atomic_load(&e->done) && atomic_load(&e->bar_gen) == atomic_load(&t->join_gen)) sched_yield();
+    /* No round can be led while this thread is counted and has not arrived, so nothing
+     * else changes its membership now (it stays INACTIVE only when the run is over). */
+    int rejoining = AIR_REJOINING;
+    atomic_compare_exchange_strong(&t->active, &rejoining, AIR_ACTIVE);
     t->inactive_s += air_wall() - t0;
     /* Rejoin in step with the others, who are at an iteration count that is a multiple
      * of gvt_interval; start a fresh detection period. */

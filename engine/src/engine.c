@@ -107,7 +107,7 @@ air_engine *air_engine_create(air_options *o)
         t->eng = e;
         t->cursor = (uint32_t)i;
         t->rq_fd = -1;
-        atomic_store(&t->active, 1);
+        atomic_store(&t->active, AIR_ACTIVE);
         pthread_mutex_init(&t->mu, NULL);
         pthread_cond_init(&t->cv, NULL);
     }

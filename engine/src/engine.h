@@ -64,7 +64,8 @@ struct air_thread {
     /* adaptation: decided by the GVT leader, requested by the thread. Read by the other
      * threads every iteration (LADM's orphan scan reads active), so on a cache line of its
      * own, away from the fields the owner writes every iteration (above and below). */
-    _Alignas(64) _Atomic int active;
+    _Alignas(64) _Atomic int active; /* AIR_INACTIVE, AIR_ACTIVE or AIR_REJOINING (non-zero:
+                                       * a member the GVT barrier counts and waits for) */
     _Atomic int want_deactivate;
     _Atomic int want_reactivate;
     _Atomic int probe;
@@ -236,6 +237,12 @@ void *air_thread_main(void *arg);
 void air_adapt_round(air_engine *e);
 void air_adapt_activate(air_engine *e, air_thread *t);
 void air_adapt_inactive_wait(air_engine *e, air_thread *t);
+
+/* A thread's membership (air_thread.active). REJOINING: reactivated by the GVT leader and
+ * counted in n_active, but it must not arrive at a barrier before the leader has released
+ * the round that reactivated it; it passes air_adapt_inactive_wait first, which waits for
+ * that and then makes it ACTIVE. */
+enum { AIR_INACTIVE = 0, AIR_ACTIVE = 1, AIR_REJOINING = 2 };
 void air_adapt_wake_all(air_engine *e);
 double air_probe_yield_us(void);
 /* A detector's verdict on one check, confirmed: the thread asks to be deactivated only

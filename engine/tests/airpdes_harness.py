@@ -3,10 +3,12 @@ sequential reference, and start real competing processes (CPU-bound, on-off)."""
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 AIRPDES = sys.argv[1] if len(sys.argv) > 1 else "engine/build/airpdes"
 RUN_TIMEOUT_S = 30
@@ -22,11 +24,16 @@ def run(*args, expect_rc=0, timeline=False):
         argv = [AIRPDES, *map(str, args), "--quiet", "--json", out]
         if timeline:
             argv += ["--timeline", os.path.join(d, "timeline.csv")]
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            p = subprocess.run(argv, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+            stdout, stderr = proc.communicate(timeout=RUN_TIMEOUT_S)
         except subprocess.TimeoutExpired:
-            fail(f"{' '.join(argv[1:])}: did not finish in {RUN_TIMEOUT_S} s (hang?)")
+            fail(f"{' '.join(argv[1:])}: did not finish in {RUN_TIMEOUT_S} s (hang?)\n"
+                 + describe_stuck_process(proc.pid))
+            proc.kill()
+            proc.communicate()
             return None, ""
+        p = subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
         if p.returncode != expect_rc:
             fail(f"{' '.join(argv[1:])}: exit {p.returncode}, wanted {expect_rc}; stderr: {p.stderr.strip()}")
             return None, p.stderr
@@ -39,6 +46,43 @@ def run(*args, expect_rc=0, timeline=False):
         if timeline:
             j["_timeline"] = read_timeline(os.path.join(d, "timeline.csv"))
         return j, p.stderr
+
+
+def describe_stuck_process(pid):
+    """What each thread of a run that did not finish was doing, read before it is killed, so
+    a hang seen once (on CI, say) can be told from a slow run: per thread its state, kernel
+    wait channel and CPU ticks, twice 0.5 s apart (spinning threads gain ticks, blocked ones
+    do not), then every thread's stack when gdb is installed."""
+    def threads():
+        rows = {}
+        for tid in sorted(os.listdir(f"/proc/{pid}/task"), key=int):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                with open(f"/proc/{pid}/task/{tid}/wchan") as f:
+                    wchan = f.read().strip() or "-"
+            except OSError:
+                continue
+            rows[tid] = (fields[0], wchan, int(fields[11]) + int(fields[12]))
+        return rows
+    try:
+        before = threads()
+        time.sleep(0.5)
+        after = threads()
+    except OSError as e:
+        return f"  (could not read /proc/{pid}: {e})"
+    lines = [f"  thread {tid}: state {st}, wchan {wchan}, +{ticks - before.get(tid, (0, 0, ticks))[2]} "
+             f"CPU ticks in 0.5 s" for tid, (st, wchan, ticks) in after.items()]
+    if shutil.which("gdb"):
+        try:
+            g = subprocess.run(["gdb", "-p", str(pid), "-batch", "-nx", "-ex", "thread apply all bt"],
+                               capture_output=True, text=True, timeout=30)
+            lines += ["  " + ln for ln in g.stdout.splitlines() if ln.startswith(("#", "Thread"))]
+        except subprocess.TimeoutExpired:
+            lines.append("  (gdb did not attach within 30 s)")
+    else:
+        lines.append("  (no gdb here: no stacks)")
+    return "\n".join(lines)
 
 
 def registry_names(kind):

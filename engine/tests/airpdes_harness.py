@@ -33,6 +33,10 @@ def run(*args, expect_rc=0, timeline=False):
             proc.kill()
             proc.communicate()
             return None, ""
+        except BaseException:  # interrupted: the run must not outlive the driver
+            proc.kill()
+            proc.wait()
+            raise
         p = subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
         if p.returncode != expect_rc:
             fail(f"{' '.join(argv[1:])}: exit {p.returncode}, wanted {expect_rc}; stderr: {p.stderr.strip()}")

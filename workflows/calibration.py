@@ -42,7 +42,7 @@ from workflows.noise import DEFAULT_THRESHOLD, machine_busy_s, settle_workflow, 
 NOT_WORK = frozenset({
     "mode", "sync", "threads", "batch", "gvt_interval", "detect_interval", "detect_after_ms", "detector", "reactivation",
     "apte_threshold", "apte_hits", "apte_window_ms", "apte_share", "pi_threshold_us", "pi_interval_ms", "pi_backoff_ms",
-    "pi_needs_switch", "pi_switch_rate",
+    "pi_needs_switch", "pi_switch_rate", "pi_hold_ms",
     "rq_threshold",
     "n_batch", "pin", "barrier_wait", "barrier_spin_us", "optimism_window", "timeline_period_ms", "quiet", "json", "timeline", "check",
     "describe", "end_time",

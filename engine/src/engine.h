@@ -84,6 +84,7 @@ struct air_thread {
     double pi_probe_s;            /* PI: wall time inside probes (the CPU its yields handed away) */
     long pi_preempt_mark;         /* PI with --pi-switch-rate: preemptions at the end of the last probe, */
     double pi_preempt_mark_s;     /* and when (0: no probe yet) */
+    double pi_streak_start_s;     /* PI: when the current run of slow probes began */
     _Atomic uint64_t apte_bits;   /* last period's time per event (double bits), 0: none */
     double apte_hit_s[AIR_APTE_MAX_HITS]; /* wall times of its last inflated periods (a ring) */
     uint32_t apte_hits;           /* inflated periods since the detector (re)started */

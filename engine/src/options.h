@@ -40,6 +40,7 @@ typedef struct air_options {
     double pi_backoff_max_ms;
     uint64_t pi_needs_switch;
     double pi_switch_rate;
+    double pi_hold_ms;
     double rq_threshold;
     uint64_t n_batch;
     uint64_t seed;

@@ -349,6 +349,31 @@ for needs in (0, 1):
     if ok:
         print(f"ok   {label}: (slow probes, kept the CPU, deactivations) per thread {per}")
 
+# --pi-hold-ms: the slow probes must last that long before a deactivation. With
+# --pi-threshold-us 0 --pi-needs-switch 0 every probe is slow from the run's first one on,
+# so the run of slow probes never breaks: with a hold of 250 ms a thread deactivates, and
+# not before 0.25 s into the run (its clock starts before any probe); with a hold longer
+# than the run, never, although every one of its probes was slow.
+for hold in (250, 1e6):
+    j, _ = run(*MODEL, "--end-time", 3000, "--mode", "ladm", "--threads", N, "--detector", "pi",
+               "--reactivation", "rap", "--pi-threshold-us", 0, "--pi-needs-switch", 0,
+               "--detect-after-ms", 0, "--pi-hold-ms", hold)
+    if not j:
+        continue
+    label = f"ladm pi --pi-threshold-us 0 --pi-needs-switch 0 --pi-hold-ms {hold:g}, no competitor"
+    assert_same(refs[3000], j, label)
+    times = sorted(x for th in j["threads"] for x in th["deactivation_times_s"])
+    slow = sum(th["pi_slow_probes"] for th in j["threads"])
+    if hold < 1e6:
+        ok = check(times and times[0] >= hold * 1e-3,
+                   f"{label}: deactivations at {times} s of a {j['wall_s']:.2f} s run, wanted one, none before "
+                   f"{hold * 1e-3:g} s")
+    else:
+        ok = check(not times and slow >= 3, f"{label}: deactivations at {times} s, {slow} slow probes")
+    if ok:
+        print(f"ok   {label}: deactivations at {[round(t, 3) for t in times]} s, {slow} slow probes "
+              f"(run {j['wall_s']:.2f} s)")
+
 # --pi-switch-rate: preemptions count as slow probes. With --pi-threshold-us 1e9 no probe
 # is ever slow, so without the option no thread can deactivate; beside a CPU-bound
 # competitor the threads are preempted at least every few scheduler ticks, far above 1 a

@@ -28,6 +28,8 @@ PARALLEL = [
     ("ladm", 2, 2, "--detector", "pi", "--reactivation", "rap"),
     # --pi-switch-rate: preemptions count as slow probes (a low rate, so it acts here)
     ("ladm", 2, 2, "--detector", "pi", "--reactivation", "rap", "--pi-switch-rate", "50", "--detect-after-ms", "0"),
+    # --pi-hold-ms 0: 3 slow probes deactivate at once (the default waits 30 ms of them)
+    ("adm", 2, 2, "--detector", "pi", "--reactivation", "pr", "--pi-hold-ms", "0", "--detect-after-ms", "0"),
     ("ladm", 2, 3, "--detector", "rq", "--reactivation", "pr", "--detect-after-ms", "0"),
     ("ladm", 2, 4, "--detector", "apte", "--reactivation", "rap"),
     ("ladm", 4, 4, "--detector", "rq", "--reactivation", "rap"),

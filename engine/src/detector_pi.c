@@ -98,7 +98,9 @@ static void pi_check(air_engine *e, air_thread *t)
         t->pi_backoff_ms = grown > max_ms ? max_ms : (grown < 2 ? 2 : grown); /* 2: from --pi-interval-ms 0 */
     }
     t->pi_next_s = now + pi_interval_s(e, t);
-    /* --pi-hold-ms: the run of slow probes must also have lasted that long. */
+    /* --pi-hold-ms: the run of slow probes must also have lasted that long. A kernel thread
+     * (DAMON's kdamond on the 2-core VM) stays runnable for 6-28 ms a few times a minute,
+     * long enough for 3 probes in a row; a CPU-bound competitor stays for good. */
     if (positive && t->suspect_checks == 0) t->pi_streak_start_s = now;
     int held = !positive || (air_wall() - t->pi_streak_start_s) * 1e3 >= e->opt->pi_hold_ms;
     air_detect_confirm(t, positive, held ? 3 : UINT32_MAX);

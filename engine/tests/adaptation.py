@@ -435,8 +435,12 @@ for mode, det in [("ladm", "pi"), ("adm", "rq")]:
               f"runnable tasks on average); {N - 1} active in {before:.0%} of samples before, "
               f"all {N} in {after:.0%} after")
         continue
+    # The threads' own record, so a failure says whether RAP never brought the thread back
+    # or the detector sent it away again (seen once, 30 Nov: adm rq at 0% after, cause unknown).
+    moves = "; ".join(f"thread {th['id']}: out at {[round(x, 3) for x in th['deactivation_times_s']]}, back at "
+                      f"{[round(x, 3) for x in th['reactivation_times_s']]}" for th in j["threads"])
     if check(after >= 0.6, f"{label}: all {N} active in only {after:.0%} of {na} samples after it "
-                           f"left ({foreign:.2f} foreign runnable tasks on average)"):
+                           f"left ({foreign:.2f} foreign runnable tasks on average); {moves}"):
         print(f"ok   {label}: {N - 1} active in {before:.0%} of samples before, all {N} in "
               f"{after:.0%} of {na} samples after ({foreign:.2f} foreign runnable on average)")
 finish()

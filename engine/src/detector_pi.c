@@ -108,6 +108,6 @@ static void pi_check(air_engine *e, air_thread *t)
 }
 
 const air_detector air_detector_pi = {
-    { "pi", "performance indicator: a timed burst of sched_yield() slower than --pi-threshold-us", 1 },
+    { "pi", "performance indicator: a timed burst of sched_yield() slower than --pi-threshold-us, three probes in a row lasting --pi-hold-ms", 1 },
     NULL, NULL, pi_check,
 };

@@ -11,6 +11,7 @@ APT_PACKAGES=(
   stress-ng x264 libvips-tools hwloc                      # interferers and topology
   slurm-wlm munge                                         # gang scheduling setup
   linux-perf procps psmisc util-linux                     # perf counters, process tools
+  gdb                                                     # a hung test run's thread stacks
 )
 
 need_apt=()

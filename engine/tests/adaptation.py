@@ -237,7 +237,8 @@ with cpu_competitor():
 # A brief competitor (20 ms busy every ~250 ms, 8% of a core; kdamond and a workflow's
 # polling are this kind) inflates several periods per burst. The paper's one-period rule
 # (--apte-hits 1 --apte-share 0) deactivates a thread at nearly every burst (6-8 times in
-# 2.4 s by hand); the default also needs the lost time to reach --apte-share of the
+# 2.4 s by hand when this was written; 51-56 times in each of 4 runs of ~1.5 s on 30 Nov,
+# several per burst, RAP bringing the thread back in between); the default also needs the lost time to reach --apte-share of the
 # window, which such a burst never does (0 in 2.4 s by hand). The paper's rule is run too,
 # so the case shows the competitor really provokes it.
 # Like "no competitor" below, these need the rest of the machine quiet (another program's

@@ -19,6 +19,7 @@ def test_doctor_reports_every_section_with_reasons():
     assert f"{len(os.sched_getaffinity(0))} usable" in out
     assert re.search(r"topology: .*(Machine|Package|Core|hwloc)", out)
     assert re.search(r"software counters", out)
+    assert re.search(r"^ +kernel threads: (none used|\S+ \d+\.\d\d% of a CPU on average)", out, re.M), out[:2000]
     for line in out.splitlines():
         if line.startswith("  no  "):
             assert ": " in line and len(line.split(": ", 1)[1]) > 5, f"a no without its reason: {line}"
@@ -87,3 +88,26 @@ def test_machine_facts_say_smt_and_virtualisation():
         flags = next((ln for ln in c if ln.startswith("flags")), None)
     if flags is not None:
         assert f["virtualised"] == ("hypervisor" in flags.split(":", 1)[1].split())
+
+
+def test_busy_kernel_threads_are_the_kernels_own_and_busiest_first(monkeypatch):
+    """The machine section names the kernel's own threads that keep a share of a CPU (DAMON's
+    kdamond here): only kthreadd's children, each at or above the share asked, busiest
+    first; a share no thread reaches gives the "none" line."""
+    from workflows import doctor
+    every = doctor.busy_kernel_threads(min_share=0.0)
+    assert every, "a running kernel has kernel threads that have run (rcu, kworkers, ksoftirqd)"
+    shares = [s for _, s in every]
+    assert shares == sorted(shares, reverse=True) and all(0.0 <= s <= 1.01 for s in shares)
+    kernel = set()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = open(f"/proc/{pid}/stat").read()
+        except OSError:
+            continue
+        fields = stat.rsplit(") ", 1)[1].split()
+        kernel.add((stat[stat.index("(") + 1:stat.rindex(")")], fields[1] == "2"))
+    assert all((name, True) in kernel for name, _ in every), "a listed thread is not a kernel thread"
+    assert [n for n, _ in doctor.busy_kernel_threads(min_share=0.001)] == [n for n, s in every if s >= 0.001]
+    monkeypatch.setattr(doctor, "KERNEL_THREAD_SHARE", 2.0)
+    assert doctor.kernel_threads_line().startswith("none used 200.0% of a CPU")

@@ -10,7 +10,8 @@ from workflows import machine, perf
 from workflows.setups import cgroups
 
 HELP = """\
-Lists, for this machine: cores and topology (hwloc), kernel, the cgroup interface and its
+Lists, for this machine: cores and topology (hwloc), kernel, the kernel's own threads that
+keep a share of a CPU (background no load of the lab started), the cgroup interface and its
 controllers, whether perf software and hardware counters work, whether the private SLURM
 for the gang setup can be started, which load kinds and setups are available. Every "no"
 comes with its reason. Exit 0 (it reports; it does not judge).
@@ -40,6 +41,55 @@ def topology():
                          text=True, timeout=30)
     lines = [ln.strip() for ln in out.stdout.splitlines() if ln.strip()]
     return "; ".join(lines[:6]) if lines else out.stderr.strip()
+
+
+# What a kernel thread seen busy is, when its name says so (a line of explanation, no logic).
+KNOWN_KERNEL_THREADS = {
+    "kdamond": "DAMON's memory monitor, runnable for 6-28 ms at a time a few times a minute on "
+               "the 2-core VM: an adaptive detector can take a burst for a competitor, so PI "
+               "waits --pi-hold-ms before it deactivates",
+}
+KERNEL_THREAD_SHARE = 0.001  # of one CPU, averaged since the thread started
+
+
+def busy_kernel_threads(min_share=None):
+    """[(name, share of one CPU since it started)] of the kernel's own threads (kthreadd's
+    children) at or above min_share (KERNEL_THREAD_SHARE), busiest first. They are background
+    the engine competes with that no load of the lab started; their bursts, not their
+    average, reach detectors."""
+    min_share = KERNEL_THREAD_SHARE if min_share is None else min_share
+    uptime = float(open("/proc/uptime").read().split()[0])
+    tick = os.sysconf("SC_CLK_TCK")
+    out = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+            with open(f"/proc/{pid}/schedstat") as f:
+                ran_s = int(f.read().split()[0]) / 1e9
+        except (OSError, ValueError, IndexError):
+            continue
+        fields = stat.rsplit(") ", 1)[1].split()
+        if fields[1] != "2":  # not a child of kthreadd
+            continue
+        alive_s = uptime - int(fields[19]) / tick
+        share = ran_s / alive_s if alive_s > 1 else 0.0
+        if share >= min_share:
+            out.append((stat[stat.index("(") + 1:stat.rindex(")")], share))
+    return sorted(out, key=lambda x: -x[1])
+
+
+def kernel_threads_line():
+    busy = busy_kernel_threads()
+    if not busy:
+        return f"none used {KERNEL_THREAD_SHARE:.1%} of a CPU or more on average"
+    said = []
+    for name, share in busy:
+        what = next((w for k, w in KNOWN_KERNEL_THREADS.items() if name.startswith(k)), None)
+        said.append(f"{name} {share:.2%} of a CPU on average" + (f" ({what})" if what else ""))
+    return "; ".join(said)
 
 
 def cgroup_controllers():
@@ -85,6 +135,7 @@ def doctor_cmd(args):
     _line(None, "cores", f"{f['cores']} usable ({f['online_cpus']} online), {f['cpu_model']}")
     _line(None, "kernel", f["kernel"])
     _line(None, "topology", topology())
+    _line(None, "kernel threads", kernel_threads_line())
     print("engine")
     _line(os.access(AIRPDES, os.X_OK), "airpdes", str(AIRPDES))
     _line(os.access(AIRLOAD, os.X_OK), "airload", str(AIRLOAD))

@@ -111,3 +111,14 @@ def test_busy_kernel_threads_are_the_kernels_own_and_busiest_first(monkeypatch):
     assert [n for n, _ in doctor.busy_kernel_threads(min_share=0.001)] == [n for n, s in every if s >= 0.001]
     monkeypatch.setattr(doctor, "KERNEL_THREAD_SHARE", 2.0)
     assert doctor.kernel_threads_line().startswith("none used 200.0% of a CPU")
+
+
+def test_a_reader_that_goes_away_ends_it_quietly():
+    """`airlab doctor | head`: the reader leaves before the end; the command stops with
+    128 + SIGPIPE and no traceback, as a shell tool does."""
+    p = subprocess.Popen([AIRLAB, "doctor", "--quick"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         stdin=subprocess.DEVNULL)
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    p.stderr.close()
+    assert p.wait(timeout=120) == 141 and "Traceback" not in err and "Exception" not in err, err

@@ -5,6 +5,7 @@ subcommands and sets `func` on each; the function returns the process exit code.
 """
 import argparse
 import importlib
+import os
 import sys
 
 SUBCOMMAND_MODULES = [
@@ -54,13 +55,21 @@ def main(argv=None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.func(args) or 0)
+        rc = int(args.func(args) or 0)
+        sys.stdout.flush()  # here, so a reader gone away is met below, not at interpreter exit
+        return rc
     except UsageError as e:
         print(f"airlab {args.command}: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"airlab {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`airlab doctor | head`): what the command holds was released
+        # on the way here; stop quietly, as a shell tool does (128 + SIGPIPE), and keep
+        # Python's exit-time flush from raising again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

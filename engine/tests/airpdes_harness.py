@@ -81,7 +81,10 @@ def describe_stuck_process(pid):
         try:
             g = subprocess.run(["gdb", "-p", str(pid), "-batch", "-nx", "-ex", "thread apply all bt"],
                                capture_output=True, text=True, timeout=30)
-            lines += ["  " + ln for ln in g.stdout.splitlines() if ln.startswith(("#", "Thread"))]
+            stacks = ["  " + ln for ln in g.stdout.splitlines() if ln.startswith(("#", "Thread"))]
+            # A machine may refuse the attach (ptrace restricted: a container, Yama): say why.
+            why = (g.stderr.strip().splitlines() or [f"exit {g.returncode}"])[-1]
+            lines += stacks or [f"  (gdb could not attach: {why})"]
         except subprocess.TimeoutExpired:
             lines.append("  (gdb did not attach within 30 s)")
     else:

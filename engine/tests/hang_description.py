@@ -28,7 +28,7 @@ try:
     check(max(ticks, default=0) > 0, f"no thread of a running engine gained CPU ticks in 0.5 s:\n{text}")
     refused = [ln for ln in lines if "(gdb could not attach" in ln]
     if shutil.which("gdb") and refused:
-        print(f"note: gdb is installed but this machine refused the attach{refused[0].strip()[25:]}: "
+        print(f"note: gdb is installed but this machine refused the attach, {refused[0].strip()}: "
               "only that line is checked")
     elif shutil.which("gdb"):
         stacks = [ln for ln in lines if ln.lstrip().startswith("#")]

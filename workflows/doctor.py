@@ -58,26 +58,14 @@ def busy_kernel_threads(min_share=None):
     the engine competes with that no load of the lab started; their bursts, not their
     average, reach detectors."""
     min_share = KERNEL_THREAD_SHARE if min_share is None else min_share
+    from workflows.noise import process_table
     uptime = float(open("/proc/uptime").read().split()[0])
     tick = os.sysconf("SC_CLK_TCK")
     out = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                stat = f.read()
-            with open(f"/proc/{pid}/schedstat") as f:
-                ran_s = int(f.read().split()[0]) / 1e9
-        except (OSError, ValueError, IndexError):
-            continue
-        fields = stat.rsplit(") ", 1)[1].split()
-        if fields[1] != "2":  # not a child of kthreadd
-            continue
-        alive_s = uptime - int(fields[19]) / tick
-        share = ran_s / alive_s if alive_s > 1 else 0.0
-        if share >= min_share:
-            out.append((stat[stat.index("(") + 1:stat.rindex(")")], share))
+    for ppid, start, cpu_s, name in process_table().values():
+        alive_s = uptime - start / tick
+        if ppid == 2 and alive_s > 1 and cpu_s / alive_s >= min_share:  # kthreadd's children
+            out.append((name, cpu_s / alive_s))
     return sorted(out, key=lambda x: -x[1])
 
 

@@ -99,11 +99,14 @@ def row_of(trial, experiment, figure):
     # "" in records before it, which the analysis judges from far_share and ended_far
     row["ran_far"] = int(ms["ran_far"]) if isinstance(ms.get("ran_far"), bool) else ""
     # What adaptation did: deactivations over all threads, and the wall time PI's probes spent
-    # handing the CPU away ("": an engine before the probes were counted).
+    # handing the CPU away. A detector reports its own figures, so a run without PI has none:
+    # 0, it never probed; "" for a PI run from an engine before the probes were counted.
     threads = eng.get("threads") or []
     row["deactivations"] = sum(t.get("deactivations", 0) for t in threads)
     if threads and all("pi_probe_s" in t for t in threads):
         row["pi_probe_s"] = sum(t["pi_probe_s"] for t in threads)
+    elif threads and not (eng.get("mode_adaptive") and (eng.get("config") or {}).get("detector") == "pi"):
+        row["pi_probe_s"] = 0
     loads = trial.get("loads", [])
     thr = [ld["figures"].get("throughput") for ld in loads if ld["figures"].get("throughput") is not None]
     if thr:

@@ -285,11 +285,13 @@ def test_derived_load_count_runs_and_records_that_many_loads(tmp_path):
     assert n_loads(d["profile"]) == 3
     row = row_of(d, "figtest", "Fig. 99")
     assert row["n_loads"] == 3 and row["profile"] == "cpu-1-x3"
-    # FM neither adapts nor probes; a record from an engine before probes were counted has
-    # no figure rather than a made-up 0.
+    # FM neither adapts nor probes: its engine reports no PI figures (a detector reports its
+    # own), and its row says 0. A PI run from an engine before probes were counted has no
+    # figure rather than a made-up 0.
+    assert not any(k.startswith("pi_") for t in d["engine"]["threads"] for k in t)
     assert row["deactivations"] == 0 and row["pi_probe_s"] == 0
-    for t in d["engine"]["threads"]:
-        del t["pi_probe_s"]
+    d["engine"]["mode_adaptive"] = True
+    d["engine"]["config"]["detector"] = "pi"
     assert row_of(d, "figtest", "Fig. 99")["pi_probe_s"] == ""
 
 

@@ -128,6 +128,5 @@ void air_adapt_inactive_wait(air_engine *e, air_thread *t)
     t->help_left = 0;
     t->ran_primary = 0;
     t->suspect_checks = 0;
-    t->apte_hits = 0; /* apte_lost_s decays on: the CPU's recent history still holds */
-    atomic_store(&t->apte_bits, 0);
+    if (e->detector && e->detector->rejoin) e->detector->rejoin(t);
 }

@@ -7,28 +7,48 @@
 #include "engine.h"
 #include <math.h>
 
+typedef struct apte_state {
+    _Atomic uint64_t bits;            /* last period's time per event (double bits), 0: none;
+                                       * the other threads read it */
+    double hit_s[AIR_APTE_MAX_HITS];  /* wall times of its last inflated periods (a ring) */
+    uint32_t hits;                    /* inflated periods since the detector (re)started */
+    double lost_s;                    /* wall time lost in inflated periods, decayed over the window */
+    double lost_at;                   /* when lost_s was last updated */
+} apte_state;
+
+static apte_state *apte_of(const air_thread *t) { return t->detector_state; }
+
 /* A fresh count when detection starts (--detect-after-ms): nothing before it counts. */
 static int apte_start(air_engine *e, air_thread *t)
 {
     (void)e;
-    t->apte_hits = 0;
-    t->apte_lost_s = 0;
+    apte_of(t)->hits = 0;
+    apte_of(t)->lost_s = 0;
     return 0;
+}
+
+/* Back from inactivity: a fresh count, and no period of its own for the others to compare
+ * with yet. lost_s decays on: the CPU's recent history still holds. */
+static void apte_rejoin(air_thread *t)
+{
+    apte_of(t)->hits = 0;
+    atomic_store(&apte_of(t)->bits, 0);
 }
 
 static void apte_check(air_engine *e, air_thread *t)
 {
     if (t->period_events == 0) return;
+    apte_state *st = apte_of(t);
     uint64_t events = t->period_events;
     double mine = t->period_busy / (double)events;
     t->period_busy = 0;
     t->period_events = 0;
-    atomic_store_explicit(&t->apte_bits, air_d2u(mine), memory_order_relaxed);
+    atomic_store_explicit(&st->bits, air_d2u(mine), memory_order_relaxed);
     double mn = mine, mx = mine;
     for (int i = 0; i < e->nthreads; i++) {
         air_thread *o = &e->threads[i];
         if (o == t || !atomic_load_explicit(&o->active, memory_order_relaxed)) continue;
-        uint64_t b = atomic_load_explicit(&o->apte_bits, memory_order_relaxed);
+        uint64_t b = atomic_load_explicit(&apte_of(o)->bits, memory_order_relaxed);
         if (!b) continue;
         double v = air_u2d(b);
         if (v < mn) mn = v;
@@ -44,19 +64,22 @@ static void apte_check(air_engine *e, air_thread *t)
      * the wall time lost in inflated periods, decayed over that window, above --apte-share
      * of it (a load sharing the CPU loses half of it; kdamond loses ~1%). */
     double now = air_wall(), window = e->opt->apte_window_ms * 1e-3;
-    t->apte_lost_s = t->apte_lost_s * exp(-(now - t->apte_lost_at) / window)
-                     + (mine - mn) * (double)events;
-    t->apte_lost_at = now;
+    st->lost_s = st->lost_s * exp(-(now - st->lost_at) / window)
+                 + (mine - mn) * (double)events;
+    st->lost_at = now;
     uint32_t need = e->opt->apte_hits;
-    t->apte_hit_s[t->apte_hits % AIR_APTE_MAX_HITS] = now;
-    t->apte_hits++;
-    if (t->apte_hits < need) return;
-    double oldest = t->apte_hit_s[(t->apte_hits - need) % AIR_APTE_MAX_HITS];
-    if (now - oldest <= window && t->apte_lost_s >= e->opt->apte_share * window)
+    st->hit_s[st->hits % AIR_APTE_MAX_HITS] = now;
+    st->hits++;
+    if (st->hits < need) return;
+    double oldest = st->hit_s[(st->hits - need) % AIR_APTE_MAX_HITS];
+    if (now - oldest <= window && st->lost_s >= e->opt->apte_share * window)
         atomic_store(&t->want_deactivate, 1);
 }
 
 const air_detector air_detector_apte = {
     { "apte", "average processing time per event: the slowest thread, above --apte-threshold x the fastest in --apte-hits periods within --apte-window-ms that lose --apte-share of it", 0 },
-    NULL, apte_start, apte_check,
+    .state_size = sizeof(apte_state),
+    .thread_start = apte_start,
+    .check = apte_check,
+    .rejoin = apte_rejoin,
 };

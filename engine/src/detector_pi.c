@@ -8,6 +8,20 @@
 
 #include "engine.h"
 
+typedef struct pi_state {
+    double next_s;             /* no probe before this wall time */
+    double backoff_ms;         /* with --pi-backoff-ms: the grown probe interval, 0: none */
+    uint64_t probes;           /* probes taken while active, and how many were slow */
+    uint64_t slow_probes;
+    uint64_t slow_kept_cpu;    /* slow probes in which the thread was never switched out */
+    double probe_s;            /* wall time inside probes (the CPU its yields handed away) */
+    long preempt_mark;         /* with --pi-switch-rate: preemptions at the end of the last probe, */
+    double preempt_mark_s;     /* and when (0: no probe yet) */
+    double streak_start_s;     /* when the current run of slow probes began */
+} pi_state;
+
+static pi_state *pi_of(const air_thread *t) { return t->detector_state; }
+
 /* The thread's context switches so far, -1 if unknown. A yield that handed the CPU to a
  * competitor switched; a probe that was slow without a switch was delayed by something
  * the yield could not hand the CPU to: the hypervisor running another guest on the vCPU
@@ -31,18 +45,18 @@ static long thread_preemptions(void)
  * engine thousands of times a second, yet is rarely runnable at the instant a probe
  * yields, so the probes alone stay fast (docs/reference-runs.md, "preemptions PI's
  * probes do not see"). */
-static int preempted_often(const air_engine *e, const air_thread *t, double now)
+static int preempted_often(const air_engine *e, const pi_state *st, double now)
 {
-    if (e->opt->pi_switch_rate <= 0 || t->pi_preempt_mark_s <= 0 || now <= t->pi_preempt_mark_s) return 0;
+    if (e->opt->pi_switch_rate <= 0 || st->preempt_mark_s <= 0 || now <= st->preempt_mark_s) return 0;
     long n = thread_preemptions();
-    if (n < 0 || t->pi_preempt_mark < 0) return 0;
-    return (n - t->pi_preempt_mark) / (now - t->pi_preempt_mark_s) > e->opt->pi_switch_rate;
+    if (n < 0 || st->preempt_mark < 0) return 0;
+    return (n - st->preempt_mark) / (now - st->preempt_mark_s) > e->opt->pi_switch_rate;
 }
 
 /* Seconds to the thread's next probe: --pi-interval-ms, or the grown back-off if longer. */
-static double pi_interval_s(const air_engine *e, const air_thread *t)
+static double pi_interval_s(const air_engine *e, const pi_state *st)
 {
-    double ms = t->pi_backoff_ms > e->opt->pi_interval_ms ? t->pi_backoff_ms : e->opt->pi_interval_ms;
+    double ms = st->backoff_ms > e->opt->pi_interval_ms ? st->backoff_ms : e->opt->pi_interval_ms;
     return ms * 1e-3;
 }
 
@@ -59,31 +73,32 @@ static void pi_check(air_engine *e, air_thread *t)
      * work) that was 5% of a no-load run, most of LADM's overhead over FM. At most one per
      * --pi-interval-ms (1 ms: 0.5%) keeps the cost and detects as soon: beside a
      * competitor each probe takes a slice of milliseconds anyway. */
+    pi_state *st = pi_of(t);
     double now = air_wall();
-    if (now < t->pi_next_s) return;
+    if (now < st->next_s) return;
     /* A CPU-bound competitor makes every probe slow; a brief wake-up of some other task
      * (a kernel worker, the engine's own timeline sampler) makes one slow. Probes run
      * every few hundred microseconds, so acting on a single slow one deactivated threads
      * on an idle machine (all threads active only 57-84% of a run); 3 slow probes in a
      * row did not. */
-    int preempted = preempted_often(e, t, now);
+    int preempted = preempted_often(e, st, now);
     long switches = thread_switches();
     int slow = air_probe_yield_us() > e->opt->pi_threshold_us;
-    t->pi_probes++;
-    t->pi_slow_probes += slow;
-    t->pi_probe_s += air_wall() - now;
+    st->probes++;
+    st->slow_probes += slow;
+    st->probe_s += air_wall() - now;
     if (e->opt->pi_switch_rate > 0) {  /* the next window starts after this probe's own yields */
-        t->pi_preempt_mark = thread_preemptions();
-        t->pi_preempt_mark_s = air_wall();
+        st->preempt_mark = thread_preemptions();
+        st->preempt_mark_s = air_wall();
     }
     /* --pi-needs-switch: a slow probe in which the thread kept its CPU found no competitor
      * in the guest to deactivate for; it neither counts towards a deactivation nor
      * interrupts a run of slow probes, nor changes the back-off: the next probe comes at
      * the interval in force. */
     if (slow && !preempted && switches >= 0 && thread_switches() == switches) {
-        t->pi_slow_kept_cpu++;
+        st->slow_kept_cpu++;
         if (e->opt->pi_needs_switch) {
-            t->pi_next_s = now + pi_interval_s(e, t);
+            st->next_s = now + pi_interval_s(e, st);
             return;
         }
     }
@@ -94,20 +109,33 @@ static void pi_check(air_engine *e, air_thread *t)
     double max_ms = e->opt->pi_backoff_max_ms;
     int positive = slow || preempted;
     if (max_ms > 0 && !positive && t->suspect_checks > 0) {
-        double grown = t->pi_backoff_ms > 0 ? 2 * t->pi_backoff_ms : 2 * e->opt->pi_interval_ms;
-        t->pi_backoff_ms = grown > max_ms ? max_ms : (grown < 2 ? 2 : grown); /* 2: from --pi-interval-ms 0 */
+        double grown = st->backoff_ms > 0 ? 2 * st->backoff_ms : 2 * e->opt->pi_interval_ms;
+        st->backoff_ms = grown > max_ms ? max_ms : (grown < 2 ? 2 : grown); /* 2: from --pi-interval-ms 0 */
     }
-    t->pi_next_s = now + pi_interval_s(e, t);
+    st->next_s = now + pi_interval_s(e, st);
     /* --pi-hold-ms: the run of slow probes must also have lasted that long. A kernel thread
      * (DAMON's kdamond on the 2-core VM) stays runnable for 6-28 ms a few times a minute,
      * long enough for 3 probes in a row; a CPU-bound competitor stays for good. */
-    if (positive && t->suspect_checks == 0) t->pi_streak_start_s = now;
-    int held = !positive || (air_wall() - t->pi_streak_start_s) * 1e3 >= e->opt->pi_hold_ms;
+    if (positive && t->suspect_checks == 0) st->streak_start_s = now;
+    int held = !positive || (air_wall() - st->streak_start_s) * 1e3 >= e->opt->pi_hold_ms;
     air_detect_confirm(t, positive, held ? 3 : UINT32_MAX);
-    if (atomic_load(&t->want_deactivate)) t->pi_backoff_ms = 0;
+    if (atomic_load(&t->want_deactivate)) st->backoff_ms = 0;
+}
+
+/* Its probes while the thread was active: how often it looked, how many were slow and in
+ * how many of those it kept its CPU, and how long its yields gave the CPU away. */
+static void pi_report(const air_thread *t, air_json *j)
+{
+    const pi_state *st = pi_of(t);
+    air_json_u64(j, "pi_probes", st->probes);
+    air_json_u64(j, "pi_slow_probes", st->slow_probes);
+    air_json_u64(j, "pi_slow_kept_cpu", st->slow_kept_cpu);
+    air_json_f64(j, "pi_probe_s", st->probe_s);
 }
 
 const air_detector air_detector_pi = {
     { "pi", "performance indicator: a timed burst of sched_yield() slower than --pi-threshold-us, three probes in a row lasting --pi-hold-ms", 1 },
-    NULL, NULL, pi_check,
+    .state_size = sizeof(pi_state),
+    .check = pi_check,
+    .report = pi_report,
 };

@@ -21,8 +21,19 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "rq_rule.h"
 
 #define RQ_MIN_WINDOW_S 0.010
+
+typedef struct rq_state {
+    int fd;                   /* /proc/thread-self/schedstat, when has_fd */
+    int has_fd;               /* 0 until detection starts, or when the file cannot be read */
+    uint64_t wait0;           /* the runnable wait (ns) at the window's start, */
+    double t0;                /* and its wall time */
+    air_rq_windows windows;
+} rq_state;
+
+static rq_state *rq_of(const air_thread *t) { return t->detector_state; }
 
 static int read_wait(int fd, uint64_t *wait_ns)
 {
@@ -39,26 +50,35 @@ static int read_wait(int fd, uint64_t *wait_ns)
 static int rq_start(air_engine *e, air_thread *t)
 {
     (void)e;
-    t->rq_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-    t->rq_t0 = air_wall();
-    if (t->rq_fd < 0 || read_wait(t->rq_fd, &t->rq_wait0)) t->rq_fd = -1;
+    rq_state *st = rq_of(t);
+    if (st->has_fd) close(st->fd);
+    st->fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    st->t0 = air_wall();
+    st->has_fd = st->fd >= 0 && read_wait(st->fd, &st->wait0) == 0;
+    if (!st->has_fd && st->fd >= 0) close(st->fd);
     return 0;
+}
+
+static void rq_thread_end(air_thread *t)
+{
+    if (rq_of(t)->has_fd) close(rq_of(t)->fd);
 }
 
 static void rq_check(air_engine *e, air_thread *t)
 {
-    if (t->rq_fd < 0) return;
+    rq_state *st = rq_of(t);
+    if (!st->has_fd) return;
     double now = air_wall();
-    double dt = now - t->rq_t0;
+    double dt = now - st->t0;
     if (dt < RQ_MIN_WINDOW_S) return;
     uint64_t w;
-    if (read_wait(t->rq_fd, &w)) return;
-    double wait_s = (double)(w - t->rq_wait0) * 1e-9;
-    t->rq_wait0 = w;
-    t->rq_t0 = now;
+    if (read_wait(st->fd, &w)) return;
+    double wait_s = (double)(w - st->wait0) * 1e-9;
+    st->wait0 = w;
+    st->t0 = now;
     /* suspect_checks: the windows in a row with the competitor there (the engine zeroes
      * it when the detector starts and when the thread comes back) */
-    if (air_rq_window(&t->rq_windows, &t->suspect_checks, wait_s, dt, e->opt->rq_threshold))
+    if (air_rq_window(&st->windows, &t->suspect_checks, wait_s, dt, e->opt->rq_threshold))
         atomic_store(&t->want_deactivate, 1);
 }
 
@@ -71,5 +91,9 @@ static int rq_usable(char *err, size_t errlen)
 
 const air_detector air_detector_rq = {
     { "rq", "run-queue wait (beyond the paper): the kernel's schedstat wait share above --rq-threshold over 50 ms", 0 },
-    rq_usable, rq_start, rq_check,
+    .state_size = sizeof(rq_state),
+    .usable = rq_usable,
+    .thread_start = rq_start,
+    .check = rq_check,
+    .thread_end = rq_thread_end,
 };

@@ -106,7 +106,17 @@ air_engine *air_engine_create(air_options *o)
         t->id = i;
         t->eng = e;
         t->cursor = (uint32_t)i;
-        t->rq_fd = -1;
+        /* the detector's per-thread state on cache lines of its own (APTE's is read by
+         * the other threads) */
+        if (e->detector && e->detector->state_size) {
+            size_t size = (e->detector->state_size + 63) & ~(size_t)63;
+            t->detector_state = aligned_alloc(64, size);
+            if (!t->detector_state) {
+                fprintf(stderr, "airpdes: out of memory\n");
+                exit(1);
+            }
+            memset(t->detector_state, 0, size);
+        }
         atomic_store(&t->active, AIR_ACTIVE);
         pthread_mutex_init(&t->mu, NULL);
         pthread_cond_init(&t->cv, NULL);
@@ -232,12 +242,7 @@ void air_engine_write_json(air_engine *e, const air_result *r, FILE *f)
         air_json_u64(&j, "reactivations", t->reactivations);
         air_json_u64(&j, "cpu_moves", t->cpu_moves);
         air_json_u64(&j, "yield_handoffs", t->yield_handoffs);
-        /* PI's detection probes (0 with other detectors): how often a thread looked, and
-         * how long its yields gave the CPU away */
-        air_json_u64(&j, "pi_probes", t->pi_probes);
-        air_json_u64(&j, "pi_slow_probes", t->pi_slow_probes);
-        air_json_u64(&j, "pi_slow_kept_cpu", t->pi_slow_kept_cpu);
-        air_json_f64(&j, "pi_probe_s", t->pi_probe_s);
+        if (e->detector && e->detector->report) e->detector->report(t, &j);
         times_array(&j, "deactivation_times_s", t->deact_times, t->deactivations);
         times_array(&j, "reactivation_times_s", t->react_times, t->reactivations);
         /* the lists keep the first AIR_MAX_TIMES of each; the counts above are exact */
@@ -299,7 +304,10 @@ void air_engine_destroy(air_engine *e)
         free(pe->lps);
     }
     for (int i = 0; i < e->nthreads; i++) {
-        if (e->threads[i].rq_fd >= 0) close(e->threads[i].rq_fd);
+        if (e->threads[i].detector_state) {
+            if (e->detector->thread_end) e->detector->thread_end(&e->threads[i]);
+            free(e->threads[i].detector_state);
+        }
         pthread_mutex_destroy(&e->threads[i].mu);
         pthread_cond_destroy(&e->threads[i].cv);
     }

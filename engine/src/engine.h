@@ -17,7 +17,6 @@
 #include "model.h"
 #include "options.h"
 #include "registry.h"
-#include "rq_rule.h"
 #include "pending_heap.h"
 #include "spsc_queue.h"
 
@@ -76,21 +75,8 @@ struct air_thread {
     _Alignas(64) double period_busy;
     uint64_t period_events;
     uint32_t suspect_checks;      /* the detector's consecutive positive checks (thread-local) */
-    double pi_next_s;             /* PI: no probe before this wall time */
-    double pi_backoff_ms;         /* PI with --pi-backoff-ms: the grown probe interval, 0: none */
-    uint64_t pi_probes;           /* PI: probes taken while active, and how many were slow */
-    uint64_t pi_slow_probes;
-    uint64_t pi_slow_kept_cpu;    /* PI: slow probes in which the thread was never switched out */
-    double pi_probe_s;            /* PI: wall time inside probes (the CPU its yields handed away) */
-    long pi_preempt_mark;         /* PI with --pi-switch-rate: preemptions at the end of the last probe, */
-    double pi_preempt_mark_s;     /* and when (0: no probe yet) */
-    double pi_streak_start_s;     /* PI: when the current run of slow probes began */
-    _Atomic uint64_t apte_bits;   /* last period's time per event (double bits), 0: none */
-    double apte_hit_s[AIR_APTE_MAX_HITS]; /* wall times of its last inflated periods (a ring) */
-    uint32_t apte_hits;           /* inflated periods since the detector (re)started */
-    double apte_lost_s;           /* wall time lost in inflated periods, decayed over the window */
-    double apte_lost_at;          /* when apte_lost_s was last updated */
-    int rq_fd;
+    void *detector_state;         /* the detector's own per-thread state (its state_size bytes,
+                                   * zeroed, on cache lines of their own; NULL: none) */
     _Atomic int cpu;              /* CPU it last ran on (set every iteration when the barrier wait reads it) */
     _Atomic uint64_t beat;        /* its iteration count, published with cpu: still moving = running */
     _Atomic uint64_t waiting_gen; /* the barrier generation it waits in (set on arrival) */
@@ -103,9 +89,6 @@ struct air_thread {
      * the vCPUs far apart (workflows/placement.py), so the run's histogram shows how much of
      * it ran far */
     uint64_t handoff_hist[AIR_HANDOFF_BUCKETS];
-    uint64_t rq_wait0;
-    double rq_t0;
-    air_rq_windows rq_windows;
     /* statistics */
     uint64_t events;
     double busy_s, inactive_s;
@@ -127,11 +110,19 @@ typedef struct air_mode {
     int threads_equal_pes;        /* a thread per PE (else threads <= PEs) */
 } air_mode;
 
+/* A detector is its file: its per-thread state is its own struct (state_size; the engine
+ * allocates it zeroed for every thread, t->detector_state), and the hooks below are all the
+ * engine calls. Only check is required. */
 typedef struct air_detector {
     air_named id;
-    int (*usable)(char *err, size_t errlen);           /* may be NULL; -1: not on this machine */
-    int (*thread_start)(air_engine *e, air_thread *t); /* may be NULL */
+    size_t state_size;                                 /* 0: no per-thread state */
+    int (*usable)(char *err, size_t errlen);           /* -1: not on this machine */
+    int (*thread_start)(air_engine *e, air_thread *t); /* detection starts (--detect-after-ms) */
     void (*check)(air_engine *e, air_thread *t);       /* sets t->want_deactivate */
+    void (*rejoin)(air_thread *t);                     /* the thread is active again */
+    void (*thread_end)(air_thread *t);                 /* the run is over: release what it holds */
+    /* its figures in the thread's object of the result JSON (docs/interfaces.md) */
+    void (*report)(const air_thread *t, air_json *j);
 } air_detector;
 
 typedef struct air_reactivation {

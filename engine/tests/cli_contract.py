@@ -164,8 +164,10 @@ break_output_during_run("json")
 KEYS = {"config", "mode_adaptive", "wall_s", "start_monotonic_s", "committed_events", "processed_events", "rolled_back_events",
         "rollbacks", "efficiency", "event_rate", "gvt_rounds", "final_gvt", "barrier_handoff", "checksum",
         "threads", "pes", "model"}
+# the PI detector's own figures (its report hook); absent with other detectors and in FM
+PI_KEYS = {"pi_probes", "pi_slow_probes", "pi_slow_kept_cpu", "pi_probe_s"}
 THREAD_KEYS = {"id", "events", "busy_s", "inactive_s", "deactivations", "reactivations", "cpu_moves", "yield_handoffs",
-               "pi_probes", "pi_slow_probes", "pi_slow_kept_cpu", "pi_probe_s", "deactivation_times_s", "reactivation_times_s", "times_truncated"}
+               "deactivation_times_s", "reactivation_times_s", "times_truncated"} | PI_KEYS
 PE_KEYS = {"id", "committed_events", "iterations", "non_primary_iterations"}
 j, _ = run("--mode", "ladm", "--threads", "2", "--pes", "3", "--lps-per-pe", "200",
            "--end-time", "2000", "--remote", "0.3", "--timeline-period-ms", "5", timeline=True)
@@ -210,6 +212,8 @@ j, _ = run("--mode", "adm", "--threads", "2", "--pes", "2", "--lps-per-pe", "10"
            "--apte-hits", "1", "--apte-share", "0", "--reactivation", "pr")
 if j:
     ts = j["threads"]
+    check(all(set(t) == THREAD_KEYS - PI_KEYS for t in ts),
+          f"APTE run: thread keys {sorted(ts[0])}, want the PI detector's figures absent")
     check(max(t["deactivations"] for t in ts) > MAX_TIMES,
           f"could not provoke > {MAX_TIMES} deactivations: {[t['deactivations'] for t in ts]}")
     for t in ts:

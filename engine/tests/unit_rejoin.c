@@ -74,7 +74,6 @@ int main(void)
     for (int i = 0; i < 2; i++) {
         threads[i].id = i;
         threads[i].eng = e;
-        threads[i].rq_fd = -1;
         pthread_mutex_init(&threads[i].mu, NULL);
         pthread_cond_init(&threads[i].cv, NULL);
     }

@@ -7,6 +7,7 @@ import tempfile
 
 from airbase.paths import AIRLOAD, AIRPDES
 from workflows import machine, perf
+from workflows.noise import process_table
 from workflows.setups import cgroups
 
 HELP = """\
@@ -58,7 +59,6 @@ def busy_kernel_threads(min_share=None):
     the engine competes with that no load of the lab started; their bursts, not their
     average, reach detectors."""
     min_share = KERNEL_THREAD_SHARE if min_share is None else min_share
-    from workflows.noise import process_table
     uptime = float(open("/proc/uptime").read().split()[0])
     tick = os.sysconf("SC_CLK_TCK")
     out = []

@@ -51,7 +51,6 @@ static int rq_start(air_engine *e, air_thread *t)
 {
     (void)e;
     rq_state *st = rq_of(t);
-    if (st->has_fd) close(st->fd);
     st->fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
     st->t0 = air_wall();
     st->has_fd = st->fd >= 0 && read_wait(st->fd, &st->wait0) == 0;

@@ -7,10 +7,27 @@
 #include "engine.h"
 #include <math.h>
 
+#define APTE_MAX_HITS 8 /* the largest --apte-hits: the ring of hit times */
+
+enum { APTE_THRESHOLD, APTE_HITS, APTE_WINDOW_MS, APTE_SHARE, APTE_NOPTS };
+
+static const air_option_def apte_options[] = {
+    [APTE_THRESHOLD] = { .name = "apte-threshold", .metavar = "F", .def = "5.4", .kind = AIR_OPT_DOUBLE,
+                         .min = 1, .max = AIR_OPT_UNBOUNDED,
+                         .help = "apte: a period is inflated when its thread is the slowest and max/min time per event exceeds F" },
+    [APTE_HITS] = { .name = "apte-hits", .metavar = "N", .def = "3", .kind = AIR_OPT_UINT, .min = 1, .max = APTE_MAX_HITS,
+                    .help = "apte: deactivate after N inflated periods within --apte-window-ms (1: the paper's rule)" },
+    [APTE_WINDOW_MS] = { .name = "apte-window-ms", .metavar = "F", .def = "100", .kind = AIR_OPT_DOUBLE, .min = 0.001, .max = 1e7,
+                         .help = "apte: the wall-clock window in which --apte-hits inflated periods must fall" },
+    [APTE_SHARE] = { .name = "apte-share", .metavar = "F", .def = "0.2", .kind = AIR_OPT_DOUBLE, .min = 0, .max = 1,
+                     .help = "apte: and the time lost in inflated periods, averaged over the window, exceeds F of it (0 with --apte-hits 1: the paper's rule)" },
+    [APTE_NOPTS] = { 0 },
+};
+
 typedef struct apte_state {
     _Atomic uint64_t bits;            /* last period's time per event (double bits), 0: none;
                                        * the other threads read it */
-    double hit_s[AIR_APTE_MAX_HITS];  /* wall times of its last inflated periods (a ring) */
+    double hit_s[APTE_MAX_HITS];      /* wall times of its last inflated periods (a ring) */
     uint32_t hits;                    /* inflated periods since the detector (re)started */
     double lost_s;                    /* wall time lost in inflated periods, decayed over the window */
     double lost_at;                   /* when lost_s was last updated */
@@ -54,7 +71,7 @@ static void apte_check(air_engine *e, air_thread *t)
         if (v < mn) mn = v;
         if (v > mx) mx = v;
     }
-    if (!(mx == mine && mn > 0 && mx / mn > e->opt->apte_threshold)) return;
+    if (!(mx == mine && mn > 0 && mx / mn > e->detector_opt[APTE_THRESHOLD].d)) return;
     /* One inflated period is the paper's rule (--apte-hits 1 --apte-share 0). On the
      * 2-core VM a kernel thread (kdamond, DAMON's sampler) takes a CPU for 0.5-2 ms twice
      * a second, and in a long workflow run other brief tasks (Snakemake's polling) do too;
@@ -63,21 +80,22 @@ static void apte_check(air_engine *e, air_thread *t)
      * so a deactivation needs --apte-hits inflated periods within --apte-window-ms, and
      * the wall time lost in inflated periods, decayed over that window, above --apte-share
      * of it (a load sharing the CPU loses half of it; kdamond loses ~1%). */
-    double now = air_wall(), window = e->opt->apte_window_ms * 1e-3;
+    double now = air_wall(), window = e->detector_opt[APTE_WINDOW_MS].d * 1e-3;
     st->lost_s = st->lost_s * exp(-(now - st->lost_at) / window)
                  + (mine - mn) * (double)events;
     st->lost_at = now;
-    uint32_t need = e->opt->apte_hits;
-    st->hit_s[st->hits % AIR_APTE_MAX_HITS] = now;
+    uint32_t need = (uint32_t)e->detector_opt[APTE_HITS].u;
+    st->hit_s[st->hits % APTE_MAX_HITS] = now;
     st->hits++;
     if (st->hits < need) return;
-    double oldest = st->hit_s[(st->hits - need) % AIR_APTE_MAX_HITS];
-    if (now - oldest <= window && st->lost_s >= e->opt->apte_share * window)
+    double oldest = st->hit_s[(st->hits - need) % APTE_MAX_HITS];
+    if (now - oldest <= window && st->lost_s >= e->detector_opt[APTE_SHARE].d * window)
         atomic_store(&t->want_deactivate, 1);
 }
 
 const air_detector air_detector_apte = {
     { "apte", "average processing time per event: the slowest thread, above --apte-threshold x the fastest in --apte-hits periods within --apte-window-ms that lose --apte-share of it", 0 },
+    .options = apte_options,
     .state_size = sizeof(apte_state),
     .thread_start = apte_start,
     .check = apte_check,

@@ -8,6 +8,23 @@
 
 #include "engine.h"
 
+/* --pi-threshold-us is the engine's option: RAP and the inactive wait time yields too. */
+enum { PI_INTERVAL_MS, PI_BACKOFF_MS, PI_NEEDS_SWITCH, PI_SWITCH_RATE, PI_HOLD_MS, PI_NOPTS };
+
+static const air_option_def pi_options[] = {
+    [PI_INTERVAL_MS] = { .name = "pi-interval-ms", .metavar = "F", .def = "1", .kind = AIR_OPT_DOUBLE, .min = 0, .max = 1e6,
+                         .help = "pi: probe at most once per F ms of wall time (0: at every detector check)" },
+    [PI_BACKOFF_MS] = { .name = "pi-backoff-ms", .metavar = "F", .def = "64", .kind = AIR_OPT_DOUBLE, .min = 0, .max = 1e6,
+                        .help = "pi: after slow probes that did not add up to a deactivation (a competitor that comes and goes, each probe handing it a slice), double the probe interval, up to F ms; back to --pi-interval-ms after a deactivation (0: off, every probe --pi-interval-ms apart)" },
+    [PI_NEEDS_SWITCH] = { .name = "pi-needs-switch", .metavar = "N", .def = "1", .kind = AIR_OPT_UINT, .min = 0, .max = 1,
+                          .help = "pi: 1: a slow probe counts only if its yields handed the CPU to another task (the thread was switched out); a probe slowed by the hypervisor (steal) or interrupts is not a competitor to deactivate for. 0: every slow probe counts (the engine before 27 Nov)" },
+    [PI_SWITCH_RATE] = { .name = "pi-switch-rate", .metavar = "F", .def = "0", .kind = AIR_OPT_DOUBLE, .min = 0, .max = 1e9,
+                         .help = "pi: a probe also counts as slow when the thread was preempted more than F times a second since its last probe (a competitor too short-lived for a yield to meet: an on-off load with a 10 us period preempts each of 2 threads ~7,000 times a second, a CPU-bound load ~60); 0: off (an experiment, docs/engine-benchmarks.md)" },
+    [PI_HOLD_MS] = { .name = "pi-hold-ms", .metavar = "F", .def = "30", .kind = AIR_OPT_DOUBLE, .min = 0, .max = 1e6,
+                     .help = "pi: deactivate only once the slow probes have lasted F ms in a row (from the first slow probe), as well as 3 probes: a kernel thread's burst (DAMON's kdamond ran up to 28 ms at a time on the 2-core VM) is not a competitor worth a thread; a CPU-bound load holds for good (0: 3 slow probes suffice, the engine before 30 Nov)" },
+    [PI_NOPTS] = { 0 },
+};
+
 typedef struct pi_state {
     double next_s;             /* no probe before this wall time */
     double backoff_ms;         /* with --pi-backoff-ms: the grown probe interval, 0: none */
@@ -47,16 +64,16 @@ static long thread_preemptions(void)
  * probes do not see"). */
 static int preempted_often(const air_engine *e, const pi_state *st, double now)
 {
-    if (e->opt->pi_switch_rate <= 0 || st->preempt_mark_s <= 0 || now <= st->preempt_mark_s) return 0;
+    if (e->detector_opt[PI_SWITCH_RATE].d <= 0 || st->preempt_mark_s <= 0 || now <= st->preempt_mark_s) return 0;
     long n = thread_preemptions();
     if (n < 0 || st->preempt_mark < 0) return 0;
-    return (n - st->preempt_mark) / (now - st->preempt_mark_s) > e->opt->pi_switch_rate;
+    return (n - st->preempt_mark) / (now - st->preempt_mark_s) > e->detector_opt[PI_SWITCH_RATE].d;
 }
 
 /* Seconds to the thread's next probe: --pi-interval-ms, or the grown back-off if longer. */
 static double pi_interval_s(const air_engine *e, const pi_state *st)
 {
-    double ms = st->backoff_ms > e->opt->pi_interval_ms ? st->backoff_ms : e->opt->pi_interval_ms;
+    double ms = st->backoff_ms > e->detector_opt[PI_INTERVAL_MS].d ? st->backoff_ms : e->detector_opt[PI_INTERVAL_MS].d;
     return ms * 1e-3;
 }
 
@@ -87,7 +104,7 @@ static void pi_check(air_engine *e, air_thread *t)
     st->probes++;
     st->slow_probes += slow;
     st->probe_s += air_wall() - now;
-    if (e->opt->pi_switch_rate > 0) {  /* the next window starts after this probe's own yields */
+    if (e->detector_opt[PI_SWITCH_RATE].d > 0) {  /* the next window starts after this probe's own yields */
         st->preempt_mark = thread_preemptions();
         st->preempt_mark_s = air_wall();
     }
@@ -97,7 +114,7 @@ static void pi_check(air_engine *e, air_thread *t)
      * the interval in force. */
     if (slow && !preempted && switches >= 0 && thread_switches() == switches) {
         st->slow_kept_cpu++;
-        if (e->opt->pi_needs_switch) {
+        if (e->detector_opt[PI_NEEDS_SWITCH].u) {
             st->next_s = now + pi_interval_s(e, st);
             return;
         }
@@ -106,10 +123,10 @@ static void pi_check(air_engine *e, air_thread *t)
      * goes (an on-off load with a 10 ms period: 3 slow probes in a row do not fit in its
      * on-period, and each slow probe handed it a slice: beside LADM-PI it got ~2.5x the
      * CPU it got beside FM, docs/engine-benchmarks.md). Probe less often then. */
-    double max_ms = e->opt->pi_backoff_max_ms;
+    double max_ms = e->detector_opt[PI_BACKOFF_MS].d;
     int positive = slow || preempted;
     if (max_ms > 0 && !positive && t->suspect_checks > 0) {
-        double grown = st->backoff_ms > 0 ? 2 * st->backoff_ms : 2 * e->opt->pi_interval_ms;
+        double grown = st->backoff_ms > 0 ? 2 * st->backoff_ms : 2 * e->detector_opt[PI_INTERVAL_MS].d;
         st->backoff_ms = grown > max_ms ? max_ms : (grown < 2 ? 2 : grown); /* 2: from --pi-interval-ms 0 */
     }
     st->next_s = now + pi_interval_s(e, st);
@@ -117,7 +134,7 @@ static void pi_check(air_engine *e, air_thread *t)
      * (DAMON's kdamond on the 2-core VM) stays runnable for 6-28 ms a few times a minute,
      * long enough for 3 probes in a row; a CPU-bound competitor stays for good. */
     if (positive && t->suspect_checks == 0) st->streak_start_s = now;
-    int held = !positive || (air_wall() - st->streak_start_s) * 1e3 >= e->opt->pi_hold_ms;
+    int held = !positive || (air_wall() - st->streak_start_s) * 1e3 >= e->detector_opt[PI_HOLD_MS].d;
     air_detect_confirm(t, positive, held ? 3 : UINT32_MAX);
     if (atomic_load(&t->want_deactivate)) st->backoff_ms = 0;
 }
@@ -135,6 +152,7 @@ static void pi_report(const air_thread *t, air_json *j)
 
 const air_detector air_detector_pi = {
     { "pi", "performance indicator: a timed burst of sched_yield() slower than --pi-threshold-us, three probes in a row lasting --pi-hold-ms", 1 },
+    .options = pi_options,
     .state_size = sizeof(pi_state),
     .check = pi_check,
     .report = pi_report,

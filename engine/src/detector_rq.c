@@ -25,6 +25,14 @@
 
 #define RQ_MIN_WINDOW_S 0.010
 
+enum { RQ_THRESHOLD, RQ_NOPTS };
+
+static const air_option_def rq_options[] = {
+    [RQ_THRESHOLD] = { .name = "rq-threshold", .metavar = "F", .def = "0.3", .kind = AIR_OPT_DOUBLE, .min = 0, .max = 1,
+                       .help = "rq: deactivate when the share of time spent waiting for a CPU exceeds F over 50 ms (5 windows of 10 ms, each above F/2)" },
+    [RQ_NOPTS] = { 0 },
+};
+
 typedef struct rq_state {
     int fd;                   /* /proc/thread-self/schedstat, when has_fd */
     int has_fd;               /* 0 until detection starts, or when the file cannot be read */
@@ -77,7 +85,7 @@ static void rq_check(air_engine *e, air_thread *t)
     st->t0 = now;
     /* suspect_checks: the windows in a row with the competitor there (the engine zeroes
      * it when the detector starts and when the thread comes back) */
-    if (air_rq_window(&st->windows, &t->suspect_checks, wait_s, dt, e->opt->rq_threshold))
+    if (air_rq_window(&st->windows, &t->suspect_checks, wait_s, dt, e->detector_opt[RQ_THRESHOLD].d))
         atomic_store(&t->want_deactivate, 1);
 }
 
@@ -90,6 +98,7 @@ static int rq_usable(char *err, size_t errlen)
 
 const air_detector air_detector_rq = {
     { "rq", "run-queue wait (beyond the paper): the kernel's schedstat wait share above --rq-threshold over 50 ms", 0 },
+    .options = rq_options,
     .state_size = sizeof(rq_state),
     .usable = rq_usable,
     .thread_start = rq_start,

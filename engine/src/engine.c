@@ -57,6 +57,7 @@ air_engine *air_engine_create(air_options *o)
 
     e->mapping = e->mode->mapping;
     e->detector = e->adaptive ? policy(air_detector_list, "detector", o->detector) : NULL;
+    if (e->detector) e->detector_opt = o->detector_values[air_registry_index(air_detector_list, o->detector)];
     e->reactivation = policy(air_reactivation_list, "reactivation", o->reactivation);
     e->sync = policy(air_sync_list, "sync", o->sync);
     e->barrier_wait = policy(air_barrier_wait_list, "barrier-wait", o->barrier_wait);

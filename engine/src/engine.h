@@ -46,7 +46,6 @@ typedef struct air_pe {
 } __attribute__((aligned(64))) air_pe;
 
 #define AIR_MAX_TIMES 4096
-#define AIR_APTE_MAX_HITS 8 /* the largest --apte-hits */
 #define AIR_HANDOFF_BUCKET_NS 16
 #define AIR_HANDOFF_BUCKETS 65 /* 0-1024 ns in 16 ns steps, then one for everything longer */
 
@@ -115,6 +114,9 @@ typedef struct air_mode {
  * engine calls. Only check is required. */
 typedef struct air_detector {
     air_named id;
+    /* its command-line options, ending with a NULL name (option_def.h); the running
+     * detector reads option k's value as e->detector_opt[k] */
+    const air_option_def *options;
     size_t state_size;                                 /* 0: no per-thread state */
     int (*usable)(char *err, size_t errlen);           /* -1: not on this machine */
     int (*thread_start)(air_engine *e, air_thread *t); /* detection starts (--detect-after-ms) */
@@ -165,6 +167,7 @@ struct air_engine {
     const air_mode *mode;
     const air_mapping *mapping;
     const air_detector *detector;
+    const air_option_value *detector_opt; /* its options' values (NULL: no detector) */
     const air_reactivation *reactivation;
     const air_sync *sync;
     const air_barrier_wait *barrier_wait;

@@ -1,5 +1,6 @@
-/* airpdes options: one table gives each option's name, type, default, help line and
- * limits; parsing, validation, --help and the JSON `config` object all read it. */
+/* airpdes options: one table gives each engine option's name, type, default, help line
+ * and limits, and each detector brings a table of its own (air_detector.options);
+ * parsing, validation, --help and the JSON `config` object all read both. */
 #include "options.h"
 
 #include <errno.h>
@@ -15,19 +16,17 @@
 #include "json_out.h"
 #include "../models/models.h"
 
-typedef enum { K_UINT, K_DOUBLE, K_CHOICE, K_PATH, K_FLAG } kind_t;
-
-typedef struct optdef {
-    const char *name, *metavar, *def, *help;
-    kind_t kind;
-    size_t off;
-    const air_named *const *reg; /* K_CHOICE: the registry of its values (NULL: --model) */
-    double min, max;     /* numeric limits, inclusive */
-    int min_open;        /* 1: min itself is refused too (a strict lower bound) */
-} optdef;
+/* option_def.h's descriptor (reg NULL with K_CHOICE: --model), with short names for the
+ * table's kinds */
+typedef air_option_def optdef;
+#define K_UINT AIR_OPT_UINT
+#define K_DOUBLE AIR_OPT_DOUBLE
+#define K_CHOICE AIR_OPT_CHOICE
+#define K_PATH AIR_OPT_PATH
+#define K_FLAG AIR_OPT_FLAG
 
 #define O(f) offsetof(air_options, f)
-#define BIG 1e300
+#define BIG AIR_OPT_UNBOUNDED
 /* Every 64-bit value is a seed: (double)UINT64_MAX rounds to 2^64, and strtoull reports
  * anything larger as out of range. */
 #define SEED_MAX 18446744073709551615.0
@@ -62,17 +61,7 @@ static const optdef table[] = {
     { "detect-after-ms", "F", "50", "adm/ladm: the detector starts judging this long after the run starts (see Detectors below)", K_DOUBLE, O(detect_after_ms), NULL, 0, 1e7, 0 },
     { "detector", "NAME", NULL, "adm/ladm interference detector (see below)", K_CHOICE, O(detector), air_detector_list, 0, 0, 0 },
     { "reactivation", "NAME", NULL, "adm/ladm reactivation policy (see below)", K_CHOICE, O(reactivation), air_reactivation_list, 0, 0, 0 },
-    { "apte-threshold", "F", "5.4", "apte: a period is inflated when its thread is the slowest and max/min time per event exceeds F", K_DOUBLE, O(apte_threshold), NULL, 1, BIG, 0 },
-    { "apte-hits", "N", "3", "apte: deactivate after N inflated periods within --apte-window-ms (1: the paper's rule)", K_UINT, O(apte_hits), NULL, 1, AIR_APTE_MAX_HITS, 0 },
-    { "apte-window-ms", "F", "100", "apte: the wall-clock window in which --apte-hits inflated periods must fall", K_DOUBLE, O(apte_window_ms), NULL, 0.001, 1e7, 0 },
-    { "apte-share", "F", "0.2", "apte: and the time lost in inflated periods, averaged over the window, exceeds F of it (0 with --apte-hits 1: the paper's rule)", K_DOUBLE, O(apte_share), NULL, 0, 1, 0 },
     { "pi-threshold-us", "F", PI_THRESHOLD_US_DEFAULT, "pi and rap: a sched_yield() slower than F microseconds means a competitor", K_DOUBLE, O(pi_threshold_us), NULL, 0, BIG, 0 },
-    { "pi-interval-ms", "F", "1", "pi: probe at most once per F ms of wall time (0: at every detector check)", K_DOUBLE, O(pi_interval_ms), NULL, 0, 1e6, 0 },
-    { "pi-backoff-ms", "F", "64", "pi: after slow probes that did not add up to a deactivation (a competitor that comes and goes, each probe handing it a slice), double the probe interval, up to F ms; back to --pi-interval-ms after a deactivation (0: off, every probe --pi-interval-ms apart)", K_DOUBLE, O(pi_backoff_max_ms), NULL, 0, 1e6, 0 },
-    { "pi-needs-switch", "N", "1", "pi: 1: a slow probe counts only if its yields handed the CPU to another task (the thread was switched out); a probe slowed by the hypervisor (steal) or interrupts is not a competitor to deactivate for. 0: every slow probe counts (the engine before 27 Nov)", K_UINT, O(pi_needs_switch), NULL, 0, 1, 0 },
-    { "pi-switch-rate", "F", "0", "pi: a probe also counts as slow when the thread was preempted more than F times a second since its last probe (a competitor too short-lived for a yield to meet: an on-off load with a 10 us period preempts each of 2 threads ~7,000 times a second, a CPU-bound load ~60); 0: off (an experiment, docs/engine-benchmarks.md)", K_DOUBLE, O(pi_switch_rate), NULL, 0, 1e9, 0 },
-    { "pi-hold-ms", "F", "30", "pi: deactivate only once the slow probes have lasted F ms in a row (from the first slow probe), as well as 3 probes: a kernel thread's burst (DAMON's kdamond ran up to 28 ms at a time on the 2-core VM) is not a competitor worth a thread; a CPU-bound load holds for good (0: 3 slow probes suffice, the engine before 30 Nov)", K_DOUBLE, O(pi_hold_ms), NULL, 0, 1e6, 0 },
-    { "rq-threshold", "F", "0.3", "rq: deactivate when the share of time spent waiting for a CPU exceeds F over 50 ms (5 windows of 10 ms, each above F/2)", K_DOUBLE, O(rq_threshold), NULL, 0, 1, 0 },
     { "n-batch", "N", "10", "ladm: most iterations per visit to an orphan PE (fewer once it caught up)", K_UINT, O(n_batch), NULL, 1, 1e9, 0 },
     { "seed", "N", "1", "random seed (each LP's stream derives from it)", K_UINT, O(seed), NULL, 0, SEED_MAX, 0 },
     { "pin", NULL, NULL, "bind thread i to the i-th CPU the process may use (i mod their count; cpusets and SLURM binding are respected)", K_FLAG, O(pin), NULL, 0, 0, 0 },
@@ -101,9 +90,10 @@ static const char *default_of(const optdef *d)
     return d->reg ? air_registry_default(d->reg) : air_models[0]->name; /* models.c lists the default first */
 }
 
-static int set_value(air_options *o, const optdef *d, const char *v)
+/* Parses v as d's value into dst (its place in air_options, or a detector's value slot). */
+static int set_value(void *dst, const optdef *d, const char *v)
 {
-    char *base = (char *)o + d->off;
+    char *base = dst;
     char *end;
     char range[96];
     switch (d->kind) {
@@ -160,6 +150,42 @@ static const optdef *lookup(const char *name, size_t len)
     for (size_t i = 0; i < NOPT; i++)
         if (strlen(table[i].name) == len && strncmp(table[i].name, name, len) == 0) return &table[i];
     return NULL;
+}
+
+static const air_detector *detector_at(int i) { return (const air_detector *)air_detector_list[i]; }
+
+/* A detector's option by name: its descriptor, and where its value goes in o. */
+static const optdef *lookup_detector_option(air_options *o, const char *name, size_t len, air_option_value **slot)
+{
+    for (int i = 0; air_detector_list[i]; i++)
+        for (int k = 0; detector_at(i)->options && detector_at(i)->options[k].name; k++) {
+            const optdef *d = &detector_at(i)->options[k];
+            if (strlen(d->name) == len && strncmp(d->name, name, len) == 0) {
+                *slot = &o->detector_values[i][k];
+                return d;
+            }
+        }
+    return NULL;
+}
+
+/* Every detector's options at their defaults. A registry that outgrew air_options, an
+ * option of a kind a value slot cannot hold, or a name the engine's table already has
+ * would be a build mistake: refused before any run. */
+static int detector_defaults(air_options *o)
+{
+    for (int i = 0; air_detector_list[i]; i++) {
+        const optdef *opts = detector_at(i)->options;
+        for (int k = 0; opts && opts[k].name; k++) {
+            const optdef *d = &opts[k];
+            if (i >= AIR_MAX_DETECTORS || k >= AIR_MAX_DETECTOR_OPTIONS || !d->def
+                || (d->kind != K_UINT && d->kind != K_DOUBLE) || lookup(d->name, strlen(d->name))) {
+                fprintf(stderr, "airpdes: internal error: detector option --%s does not fit (see option_def.h)\n", d->name);
+                return 2;
+            }
+            if (set_value(&o->detector_values[i][k], d, d->def)) return 2;
+        }
+    }
+    return 0;
 }
 
 static int model_option_index(const air_model *m, const char *name, size_t len)
@@ -320,7 +346,8 @@ int air_options_parse(air_options *o, int argc, char **argv)
 {
     memset(o, 0, sizeof *o);
     for (size_t i = 0; i < NOPT; i++)
-        if (default_of(&table[i]) && set_value(o, &table[i], default_of(&table[i]))) return 2;
+        if (default_of(&table[i]) && set_value((char *)o + table[i].off, &table[i], default_of(&table[i]))) return 2;
+    if (detector_defaults(o)) return 2;
     /* --model first: it decides which model options exist. */
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -361,8 +388,10 @@ int air_options_parse(air_options *o, int argc, char **argv)
         const char *eq = strchr(name, '=');
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
         const optdef *d = lookup(name, len);
-        int mk = d ? -1 : model_option_index(md, name, len);
-        if (!d && mk < 0) return fail("unknown option '%s'%s", a, "");
+        air_option_value *slot = NULL; /* a detector's option: where its value goes */
+        const optdef *dd = d ? NULL : lookup_detector_option(o, name, len, &slot);
+        int mk = d || dd ? -1 : model_option_index(md, name, len);
+        if (!d && !dd && mk < 0) return fail("unknown option '%s'%s", a, "");
         const char *v = NULL;
         if (d && d->kind == K_FLAG) {
             if (eq) return fail("--%s takes no value%s", d->name, "");
@@ -374,9 +403,11 @@ int air_options_parse(air_options *o, int argc, char **argv)
             v = argv[++i];
         }
         if (d) {
-            if (set_value(o, d, d->kind == K_FLAG ? "1" : v)) return 2;
+            if (set_value((char *)o + d->off, d, d->kind == K_FLAG ? "1" : v)) return 2;
             if (d->off == O(pes)) pes_given = 1;
             if (d->off == O(lps_per_pe)) lps_given = 1;
+        } else if (dd) {
+            if (set_value(slot, dd, v)) return 2;
         } else {
             err[0] = 0;
             if (md->set_option(md->options[mk].name, v, err, sizeof err)) {
@@ -390,6 +421,22 @@ int air_options_parse(air_options *o, int argc, char **argv)
         }
     }
     return validate(o, pes_given, lps_given);
+}
+
+/* An option's line in --help: name, value, help, the values it takes, its default. */
+static void help_line(FILE *f, const optdef *d)
+{
+    char lhs[64];
+    snprintf(lhs, sizeof lhs, "--%s%s%s", d->name, d->metavar ? " " : "", d->metavar ? d->metavar : "");
+    char def[48] = "", names[256] = "";
+    if (default_of(d)) snprintf(def, sizeof def, " [%s]", default_of(d));
+    else if (strcmp(d->name, "pes") == 0) snprintf(def, sizeof def, " [= threads]");
+    if (d->reg) {
+        names[0] = ':';
+        names[1] = ' ';
+        air_registry_names(d->reg, " | ", names + 2, sizeof names - 2);
+    }
+    fprintf(f, "  %-24s %s%s%s\n", lhs, d->help, names, def);
 }
 
 /* One registry's names and help lines, wrapped at 88 columns. */
@@ -421,20 +468,7 @@ void air_options_help(FILE *f)
             "dynamic and adaptive thread-to-PE mappings (FM, DM, ADM, LADM; the AIR paper).\n\n"
             "usage: airpdes [--option VALUE]...   (also --option=VALUE)\n\n"
             "Options [default]:\n");
-    for (size_t i = 0; i < NOPT; i++) {
-        const optdef *d = &table[i];
-        char lhs[64];
-        snprintf(lhs, sizeof lhs, "--%s%s%s", d->name, d->metavar ? " " : "", d->metavar ? d->metavar : "");
-        char def[48] = "", names[256] = "";
-        if (default_of(d)) snprintf(def, sizeof def, " [%s]", default_of(d));
-        else if (d->off == O(pes)) snprintf(def, sizeof def, " [= threads]");
-        if (d->reg) {
-            names[0] = ':';
-            names[1] = ' ';
-            air_registry_names(d->reg, " | ", names + 2, sizeof names - 2);
-        }
-        fprintf(f, "  %-24s %s%s%s\n", lhs, d->help, names, def);
-    }
+    for (size_t i = 0; i < NOPT; i++) help_line(f, &table[i]);
     fprintf(f, "  %-24s %s\n", "--help", "this text");
     fprintf(f, "\nModels:\n");
     for (int i = 0; air_models[i]; i++) {
@@ -458,7 +492,11 @@ void air_options_help(FILE *f)
     fprintf(f,
             "  Every detector stays silent for the first --detect-after-ms of a run: a new thread\n"
             "  often starts on its creator's CPU and shares it for 10-25 ms until the kernel's\n"
-            "  load balancer moves it, which PI and RQ would otherwise take for a competitor.\n");
+            "  load balancer moves it, which PI and RQ would otherwise take for a competitor.\n"
+            "  Their options [default] (each detector reads its own; the JSON config records all):\n");
+    for (int i = 0; air_detector_list[i]; i++)
+        for (int k = 0; detector_at(i)->options && detector_at(i)->options[k].name; k++)
+            help_line(f, &detector_at(i)->options[k]);
     section(f, "Reactivation (--reactivation)", air_reactivation_list);
     fprintf(f,
             "\nDeterminism: the committed event count and the checksum are identical for every\n"
@@ -491,6 +529,12 @@ void air_options_to_json(const air_options *o, air_json *j)
         case K_FLAG: air_json_bool(j, d->name, *(const int *)base); break;
         }
     }
+    for (int i = 0; air_detector_list[i] && i < AIR_MAX_DETECTORS; i++)
+        for (int k = 0; detector_at(i)->options && detector_at(i)->options[k].name && k < AIR_MAX_DETECTOR_OPTIONS; k++) {
+            const optdef *d = &detector_at(i)->options[k];
+            if (d->kind == K_UINT) air_json_u64(j, d->name, o->detector_values[i][k].u);
+            else air_json_f64(j, d->name, o->detector_values[i][k].d);
+        }
     const air_model *m = o->model_def;
     for (int k = 0; m && m->options && m->options[k].name && k < AIR_MAX_MODEL_OPTIONS; k++)
         air_json_auto(j, m->options[k].name, o->model_values[k]);

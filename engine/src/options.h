@@ -1,11 +1,12 @@
-/* Command-line options of airpdes: one table (options.c) drives parsing, validation,
- * --help and the JSON `config` object. */
+/* Command-line options of airpdes: one table (options.c) and each detector's own
+ * (air_detector.options) drive parsing, validation, --help and the JSON `config` object. */
 #ifndef AIR_OPTIONS_H
 #define AIR_OPTIONS_H
 
 #include <stdint.h>
 #include <stdio.h>
 #include "model.h"
+#include "option_def.h"
 
 #define AIR_MAX_MODEL_OPTIONS 32
 
@@ -31,17 +32,7 @@ typedef struct air_options {
     double optimism_window;
     const char *detector;
     const char *reactivation;
-    double apte_threshold;
-    uint32_t apte_hits;
-    double apte_window_ms;
-    double apte_share;
-    double pi_threshold_us;
-    double pi_interval_ms;
-    double pi_backoff_max_ms;
-    uint64_t pi_needs_switch;
-    double pi_switch_rate;
-    double pi_hold_ms;
-    double rq_threshold;
+    double pi_threshold_us;  /* PI's probes, RAP and the inactive wait all read it */
     uint64_t n_batch;
     uint64_t seed;
     int pin;
@@ -54,6 +45,9 @@ typedef struct air_options {
     /* the selected model and its options' resolved values */
     const air_model *model_def;
     const char *model_values[AIR_MAX_MODEL_OPTIONS];
+    /* every registered detector's options (row: its place in air_detector_list, column:
+     * its option's index in its table), defaults or given, whichever detector runs */
+    air_option_value detector_values[AIR_MAX_DETECTORS][AIR_MAX_DETECTOR_OPTIONS];
 } air_options;
 
 /* Parses argv into o. Returns 0 to run, 1 when --help was printed, 2 after printing one

@@ -31,11 +31,17 @@ const air_named *const air_barrier_wait_list[] = {
     &air_barrier_wait_idle_yield.id, &air_barrier_wait_partner.id, NULL,
 };
 
-const air_named *air_registry_find(const air_named *const *list, const char *name)
+int air_registry_index(const air_named *const *list, const char *name)
 {
     for (int i = 0; list[i]; i++)
-        if (strcmp(list[i]->name, name) == 0) return list[i];
-    return NULL;
+        if (strcmp(list[i]->name, name) == 0) return i;
+    return -1;
+}
+
+const air_named *air_registry_find(const air_named *const *list, const char *name)
+{
+    int i = air_registry_index(list, name);
+    return i < 0 ? NULL : list[i];
 }
 
 const char *air_registry_default(const air_named *const *list)
@@ -54,7 +60,27 @@ const char *air_registry_names(const air_named *const *list, const char *sep, ch
     return buf;
 }
 
-static void describe_list(air_json *j, const char *key, const air_named *const *list, int modes)
+/* A detector's options: name, value, default, help and limits, as --help shows them. */
+static void describe_options(air_json *j, const air_option_def *opts)
+{
+    air_json_arr(j, "options");
+    for (int k = 0; opts && opts[k].name; k++) {
+        air_json_obj(j, NULL);
+        air_json_str(j, "name", opts[k].name);
+        air_json_str(j, "metavar", opts[k].metavar);
+        air_json_str(j, "default", opts[k].def);
+        air_json_str(j, "help", opts[k].help);
+        air_json_bool(j, "whole_number", opts[k].kind == AIR_OPT_UINT);
+        air_json_f64(j, "min", opts[k].min);
+        air_json_f64(j, "max", opts[k].max);
+        air_json_end_obj(j);
+    }
+    air_json_end_arr(j);
+}
+
+enum list_kind { PLAIN, MODES, DETECTORS };
+
+static void describe_list(air_json *j, const char *key, const air_named *const *list, enum list_kind kind)
 {
     air_json_arr(j, key);
     for (int i = 0; list[i]; i++) {
@@ -62,11 +88,13 @@ static void describe_list(air_json *j, const char *key, const air_named *const *
         air_json_str(j, "name", list[i]->name);
         air_json_str(j, "help", list[i]->help);
         air_json_bool(j, "default", list[i]->is_default);
-        if (modes) { /* a mode's descriptor starts with its air_named */
+        /* a descriptor starts with its air_named */
+        if (kind == MODES) {
             const air_mode *m = (const air_mode *)list[i];
             air_json_bool(j, "adapts_threads", m->adaptive);
             air_json_bool(j, "sequential", m->sequential);
         }
+        if (kind == DETECTORS) describe_options(j, ((const air_detector *)list[i])->options);
         air_json_end_obj(j);
     }
     air_json_end_arr(j);
@@ -76,11 +104,11 @@ void air_registry_describe(FILE *f)
 {
     air_json j;
     air_json_start(&j, f);
-    describe_list(&j, "modes", air_mode_list, 1);
-    describe_list(&j, "syncs", air_sync_list, 0);
-    describe_list(&j, "detectors", air_detector_list, 0);
-    describe_list(&j, "reactivations", air_reactivation_list, 0);
-    describe_list(&j, "barrier_waits", air_barrier_wait_list, 0);
+    describe_list(&j, "modes", air_mode_list, MODES);
+    describe_list(&j, "syncs", air_sync_list, PLAIN);
+    describe_list(&j, "detectors", air_detector_list, DETECTORS);
+    describe_list(&j, "reactivations", air_reactivation_list, PLAIN);
+    describe_list(&j, "barrier_waits", air_barrier_wait_list, PLAIN);
     air_json_arr(&j, "models");
     for (int i = 0; air_models[i]; i++) {
         air_json_obj(&j, NULL);

@@ -23,6 +23,7 @@ extern const air_named *const air_reactivation_list[];
 extern const air_named *const air_barrier_wait_list[];
 
 const air_named *air_registry_find(const air_named *const *list, const char *name); /* NULL: none */
+int air_registry_index(const air_named *const *list, const char *name); /* its place, -1: none */
 const char *air_registry_default(const air_named *const *list);
 /* "a|b|c" (sep "|") or "a | b | c" into buf */
 const char *air_registry_names(const air_named *const *list, const char *sep, char *buf, size_t len);

@@ -73,8 +73,8 @@ static int preempted_often(const air_engine *e, const pi_state *st, double now)
 /* Seconds to the thread's next probe: --pi-interval-ms, or the grown back-off if longer. */
 static double pi_interval_s(const air_engine *e, const pi_state *st)
 {
-    double ms = st->backoff_ms > e->detector_opt[PI_INTERVAL_MS].d ? st->backoff_ms : e->detector_opt[PI_INTERVAL_MS].d;
-    return ms * 1e-3;
+    double interval_ms = e->detector_opt[PI_INTERVAL_MS].d;
+    return (st->backoff_ms > interval_ms ? st->backoff_ms : interval_ms) * 1e-3;
 }
 
 static void pi_check(air_engine *e, air_thread *t)

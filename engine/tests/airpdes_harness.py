@@ -92,11 +92,17 @@ def describe_stuck_process(pid):
     return "\n".join(lines)
 
 
+def registry(kind):
+    """The entries airpdes --describe lists under `kind` (e.g. "modes"): name, help and the
+    kind's own fields (a mode's adapts_threads, ...)."""
+    p = subprocess.run([AIRPDES, "--describe"], capture_output=True, text=True, check=True, timeout=RUN_TIMEOUT_S)
+    return json.loads(p.stdout)[kind]
+
+
 def registry_names(kind):
     """The names airpdes --describe lists under `kind` (e.g. "barrier_waits"), so a policy
     added to the engine's registry is tested without editing the test."""
-    p = subprocess.run([AIRPDES, "--describe"], capture_output=True, text=True, check=True, timeout=RUN_TIMEOUT_S)
-    return [x["name"] for x in json.loads(p.stdout)[kind]]
+    return [x["name"] for x in registry(kind)]
 
 
 def fail(msg):

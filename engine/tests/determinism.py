@@ -11,7 +11,7 @@ Small PHOLD models (a few PEs x 60-120 LPs) with a short GVT interval, so each r
 tens of milliseconds yet crosses many GVT rounds, rollbacks and (de)activations."""
 import itertools
 
-from airpdes_harness import assert_same, check, cpu_competitor, finish, on_off_competitor, registry_names, run
+from airpdes_harness import assert_same, check, cpu_competitor, finish, on_off_competitor, registry, registry_names, run
 
 # (mode, threads, pes, extra options): every mode, 1-4 threads, PEs >= threads, every
 # detector and reactivation policy (some judging from the first iteration on:
@@ -134,7 +134,7 @@ check_exercised("wait policies", ["deactivations", "non_primary_iterations"])
 # (CI failed on it at f0b36f3). epg 1000 and end 800 make them 0.2-1.3 s, with 30-45
 # reactivations per phase. Every mode on seed 1; the adaptive ones again on seed 2.
 ON_OFF = phold(1, 0.5, epg=1000, end=800), phold(2, 0.5, epg=1000, end=800)
-ADAPTIVE = [c for c in PARALLEL if c[0] in ("adm", "ladm")]
+ADAPTIVE = [c for c in PARALLEL if c[0] in {m["name"] for m in registry("modes") if m["adapts_threads"]}]
 with on_off_competitor(0.02, 0.02):
     check_all(ON_OFF[0], PARALLEL, " + on-off competitor")
     check_all(ON_OFF[1], ADAPTIVE, " + on-off competitor")

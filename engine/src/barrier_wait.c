@@ -113,10 +113,19 @@ static void sleep_until_done(air_engine *e, uint64_t gen)
     atomic_fetch_sub(&e->bar_sleepers, 1);
 }
 
+/* block's own option (its value: e->barrier_wait_opt[BLOCK_SPIN_US]) */
+enum { BLOCK_SPIN_US, BLOCK_NOPTS };
+
+static const air_option_def block_options[] = {
+    [BLOCK_SPIN_US] = { .name = "barrier-spin-us", .metavar = "F", .def = "50", .kind = AIR_OPT_DOUBLE, .min = 0, .max = 1e7,
+                        .help = "block: microseconds to spin at the barrier before sleeping" },
+    [BLOCK_NOPTS] = { 0 },
+};
+
 static void block_wait(air_engine *e, air_thread *t, uint64_t gen)
 {
     (void)t;
-    if (!bounded_spin(e, gen, e->opt->barrier_spin_us)) sleep_until_done(e, gen);
+    if (!bounded_spin(e, gen, e->barrier_wait_opt[BLOCK_SPIN_US].d)) sleep_until_done(e, gen);
 }
 
 /* Whether another engine thread is queued behind this waiter on its CPU (it last ran on
@@ -321,35 +330,35 @@ static const air_barrier_wait *auto_resolve(const air_options *o)
 }
 
 const air_barrier_wait air_barrier_wait_auto = {
-    { "auto", "idle-yield when every thread can have a CPU of its own, else adaptive", 1 }, NULL, NULL, auto_resolve, 0, 0,
+    { "auto", "idle-yield when every thread can have a CPU of its own, else adaptive", 1, NULL }, NULL, NULL, auto_resolve, 0, 0,
 };
 const air_barrier_wait air_barrier_wait_spin = {
     { "spin", "busy-wait: a round completes as soon as the last thread arrives, but a thread "
-      "queued behind the spinner on its CPU waits for the spinner's slice to end", 0 },
+      "queued behind the spinner on its CPU waits for the spinner's slice to end", 0, NULL },
     spin_wait, nothing_to_wake, NULL, 0, 0,
 };
 const air_barrier_wait air_barrier_wait_yield = {
     { "yield", "spin briefly, then sched_yield(): under EEVDF the waiter hands a competing "
-      "program a whole slice per round, so FM under load crawls (kept to measure exactly that)", 0 },
+      "program a whole slice per round, so FM under load crawls (kept to measure exactly that)", 0, NULL },
     yield_wait, nothing_to_wake, NULL, 0, 0,
 };
 const air_barrier_wait air_barrier_wait_block = {
-    { "block", "spin --barrier-spin-us, then sleep on a futex until the round is done", 0 },
+    { "block", "spin --barrier-spin-us, then sleep on a futex until the round is done", 0, block_options },
     block_wait, block_wake, NULL, 0, 0,
 };
 const air_barrier_wait air_barrier_wait_adaptive = {
     { "adaptive", "spin, but sleep once another engine thread is queued on the waiter's CPU "
-      "(it would wait for the spinner's slice to end)", 0 },
+      "(it would wait for the spinner's slice to end)", 0, NULL },
     adaptive_wait, block_wake, NULL, 1, 0,
 };
 const air_barrier_wait air_barrier_wait_partner = {
     { "partner", "idle-yield while every missing thread is running; sleep on a futex while one is "
-      "switched out (its progress stood still for 50 us); leave a CPU a missing thread is queued on", 0 },
+      "switched out (its progress stood still for 50 us); leave a CPU a missing thread is queued on", 0, NULL },
     partner_wait, block_wake, NULL, 1, 1,
 };
 const air_barrier_wait air_barrier_wait_idle_yield = {
     { "idle-yield", "spin while anything else on the machine is runnable; while nothing is, "
       "sched_yield() (it then hands nothing away; on the lab's VM it was 5% faster than spinning); "
-      "unpinned, leave a CPU the awaited thread is queued on", 0 },
+      "unpinned, leave a CPU the awaited thread is queued on", 0, NULL },
     idle_yield_wait, nothing_to_wake, NULL, 1, 1,
 };

@@ -94,8 +94,7 @@ static void apte_check(air_engine *e, air_thread *t)
 }
 
 const air_detector air_detector_apte = {
-    { "apte", "average processing time per event: the slowest thread, above --apte-threshold x the fastest in --apte-hits periods within --apte-window-ms that lose --apte-share of it", 0 },
-    .options = apte_options,
+    { "apte", "average processing time per event: the slowest thread, above --apte-threshold x the fastest in --apte-hits periods within --apte-window-ms that lose --apte-share of it", 0, apte_options },
     .state_size = sizeof(apte_state),
     .thread_start = apte_start,
     .check = apte_check,

@@ -151,8 +151,7 @@ static void pi_report(const air_thread *t, air_json *j)
 }
 
 const air_detector air_detector_pi = {
-    { "pi", "performance indicator: a timed burst of sched_yield() slower than --pi-threshold-us, three probes in a row lasting --pi-hold-ms", 1 },
-    .options = pi_options,
+    { "pi", "performance indicator: a timed burst of sched_yield() slower than --pi-threshold-us, three probes in a row lasting --pi-hold-ms", 1, pi_options },
     .state_size = sizeof(pi_state),
     .check = pi_check,
     .report = pi_report,

@@ -97,8 +97,7 @@ static int rq_usable(char *err, size_t errlen)
 }
 
 const air_detector air_detector_rq = {
-    { "rq", "run-queue wait (beyond the paper): the kernel's schedstat wait share above --rq-threshold over 50 ms", 0 },
-    .options = rq_options,
+    { "rq", "run-queue wait (beyond the paper): the kernel's schedstat wait share above --rq-threshold over 50 ms", 0, rq_options },
     .state_size = sizeof(rq_state),
     .usable = rq_usable,
     .thread_start = rq_start,

@@ -57,11 +57,15 @@ air_engine *air_engine_create(air_options *o)
 
     e->mapping = e->mode->mapping;
     e->detector = e->adaptive ? policy(air_detector_list, "detector", o->detector) : NULL;
-    if (e->detector) e->detector_opt = o->detector_values[air_registry_index(air_detector_list, o->detector)];
     e->reactivation = policy(air_reactivation_list, "reactivation", o->reactivation);
     e->sync = policy(air_sync_list, "sync", o->sync);
     e->barrier_wait = policy(air_barrier_wait_list, "barrier-wait", o->barrier_wait);
     if (e->barrier_wait->resolve) e->barrier_wait = e->barrier_wait->resolve(o);
+    e->mode_opt = air_options_policy_values(o, AIR_MODES, e->mode->id.name);
+    e->sync_opt = air_options_policy_values(o, AIR_SYNCS, e->sync->id.name);
+    e->detector_opt = e->detector ? air_options_policy_values(o, AIR_DETECTORS, e->detector->id.name) : NULL;
+    e->reactivation_opt = air_options_policy_values(o, AIR_REACTIVATIONS, e->reactivation->id.name);
+    e->barrier_wait_opt = air_options_policy_values(o, AIR_BARRIER_WAITS, e->barrier_wait->id.name);
     e->loadavg_fd = e->barrier_wait->reads_runnable ? open("/proc/loadavg", O_RDONLY | O_CLOEXEC) : -1;
     CPU_ZERO(&e->allowed_cpus);
     int ncpus = sched_getaffinity(0, sizeof e->allowed_cpus, &e->allowed_cpus) == 0 ? CPU_COUNT(&e->allowed_cpus) : 0;

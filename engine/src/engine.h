@@ -113,10 +113,7 @@ typedef struct air_mode {
  * allocates it zeroed for every thread, t->detector_state), and the hooks below are all the
  * engine calls. Only check is required. */
 typedef struct air_detector {
-    air_named id;
-    /* its command-line options, ending with a NULL name (option_def.h); the running
-     * detector reads option k's value as e->detector_opt[k] */
-    const air_option_def *options;
+    air_named id;  /* with its options (id.options): the running detector reads option k as e->detector_opt[k] */
     size_t state_size;                                 /* 0: no per-thread state */
     int (*usable)(char *err, size_t errlen);           /* -1: not on this machine */
     int (*thread_start)(air_engine *e, air_thread *t); /* detection starts (--detect-after-ms) */
@@ -149,6 +146,8 @@ typedef struct air_sync {
     void (*on_round)(air_engine *e, double gvt); /* sets each PE's safe_bound */
     int (*prepare)(air_engine *e, char *err, size_t errlen); /* may be NULL; -1 refuses the run */
     int (*window_over)(air_engine *e); /* may be NULL; 1: nothing runnable, join the barrier now */
+    /* may be NULL; a bound on the timestamps a PE handles in its next batch (INFINITY: none) */
+    double (*batch_bound)(air_engine *e, air_pe *pe);
 } air_sync;
 
 struct air_engine {
@@ -167,10 +166,12 @@ struct air_engine {
     const air_mode *mode;
     const air_mapping *mapping;
     const air_detector *detector;
-    const air_option_value *detector_opt; /* its options' values (NULL: no detector) */
     const air_reactivation *reactivation;
     const air_sync *sync;
     const air_barrier_wait *barrier_wait;
+    /* the running policies' own options (air_named.options), option k at [k]; detector_opt
+     * NULL when no detector runs */
+    const air_option_value *mode_opt, *sync_opt, *detector_opt, *reactivation_opt, *barrier_wait_opt;
     uint64_t detect_period;    /* iterations between detector checks */
     uint64_t react_period;     /* GVT rounds between reactivation attempts */
     double t0;                 /* wall clock at the start of the simulation */
@@ -249,6 +250,7 @@ void air_seq_run(air_engine *e);
 
 /* descriptors (listed in registry.c) */
 extern const air_mapping air_mapping_fm, air_mapping_dm, air_mapping_ladm;
+extern const air_option_def air_mapping_ladm_options[]; /* the ladm mode's (mapping_ladm.c) */
 extern const air_mode air_mode_seq, air_mode_fm, air_mode_dm, air_mode_adm, air_mode_ladm;
 extern const air_detector air_detector_apte, air_detector_pi, air_detector_rq;
 extern const air_reactivation air_reactivation_pr, air_reactivation_rap;

@@ -17,6 +17,14 @@
 #include "engine.h"
 #include "pe_lock.h"
 
+enum { LADM_N_BATCH, LADM_NOPTS };
+
+const air_option_def air_mapping_ladm_options[] = {
+    [LADM_N_BATCH] = { .name = "n-batch", .metavar = "N", .def = "10", .kind = AIR_OPT_UINT, .min = 1, .max = 1e9,
+                       .help = "ladm: most iterations per visit to an orphan PE (fewer once it caught up)" },
+    [LADM_NOPTS] = { 0 },
+};
+
 static int is_orphan(air_engine *e, uint32_t p)
 {
     int32_t owner = e->pes[p].primary;
@@ -64,7 +72,7 @@ static air_pe *ladm_acquire(air_engine *e, air_thread *t)
         air_pe *pe = find_orphan_behind(e, t);
         if (pe) {
             t->help_pe = (int32_t)pe->id;
-            t->help_left = e->opt->n_batch - 1;
+            t->help_left = e->mode_opt[LADM_N_BATCH].u - 1;
             return pe;
         }
     }

@@ -1,7 +1,8 @@
 /* An option's descriptor: its name, type, default, help line and limits. The engine's own
- * options are one table in options.c; a detector declares its own in its file
- * (air_detector.options), and options.c parses, checks, lists (--help, --describe) and
- * records (the JSON `config`) both alike, so a new detector's options are its file only. */
+ * options are one table in options.c; a policy (a mode, synchronisation, detector,
+ * reactivation or barrier wait) declares its own in its file (air_named.options), and
+ * options.c parses, checks, lists (--help, --describe) and records (the JSON `config`) them
+ * all alike, so a new policy's options are its file only. */
 #ifndef AIR_OPTION_DEF_H
 #define AIR_OPTION_DEF_H
 
@@ -16,7 +17,7 @@ typedef struct air_option_def {
     const char *name, *metavar, *def, *help;
     air_option_kind kind;
     size_t off;                         /* the engine's table: where in air_options (a
-                                           detector's option k is value slot k instead) */
+                                           policy's option k is value slot k instead) */
     const struct air_named *const *reg; /* AIR_OPT_CHOICE: the registry of its values */
     double min, max;                    /* numeric limits, inclusive */
     int min_open;                       /* 1: min itself is refused too (a strict lower bound) */
@@ -24,16 +25,17 @@ typedef struct air_option_def {
 
 #define AIR_OPT_UNBOUNDED 1e300 /* max of an option with no upper limit */
 
-/* A detector option's value: .u for AIR_OPT_UINT, .d for AIR_OPT_DOUBLE (the only kinds a
- * detector's options take). */
+/* A policy option's value: .u for AIR_OPT_UINT, .d for AIR_OPT_DOUBLE (the only kinds a
+ * policy's options take). */
 typedef union air_option_value {
     uint64_t u;
     double d;
 } air_option_value;
 
-/* Room in air_options for every registered detector's values (options.c refuses to start
- * when the registry outgrows it, so raising these is the whole fix). */
-#define AIR_MAX_DETECTORS 8
-#define AIR_MAX_DETECTOR_OPTIONS 8
+/* Room in air_options for every registered policy's values: policies of one kind, options
+ * of one policy (options.c refuses to start when a registry outgrows it, so raising these
+ * is the whole fix). */
+#define AIR_MAX_POLICIES 8
+#define AIR_MAX_POLICY_OPTIONS 8
 
 #endif

@@ -1,6 +1,6 @@
 /* airpdes options: one table gives each engine option's name, type, default, help line
- * and limits, and each detector brings a table of its own (air_detector.options);
- * parsing, validation, --help and the JSON `config` object all read both. */
+ * and limits, and each policy brings a table of its own (air_named.options); parsing,
+ * validation, --help and the JSON `config` object all read both. */
 #include "options.h"
 
 #include <errno.h>
@@ -55,14 +55,11 @@ static const optdef table[] = {
     { "batch", "N", "24", "events a thread handles per loop iteration on a PE", K_UINT, O(batch), NULL, 1, 1e9, 0 },
     { "gvt-interval", "N", "32", "loop iterations between GVT rounds", K_UINT, O(gvt_interval), NULL, 1, 1e9, 0 },
     { "barrier-wait", "HOW", NULL, "how a thread waits at the GVT barrier (see below)", K_CHOICE, O(barrier_wait), air_barrier_wait_list, 0, 0, 0 },
-    { "barrier-spin-us", "F", "50", "block: microseconds to spin at the barrier before sleeping", K_DOUBLE, O(barrier_spin_us), NULL, 0, 1e7, 0 },
-    { "optimism-window", "K", "0", "optimistic: handle no event later than the other PEs' least next-event time + K lookaheads (0: no bound)", K_DOUBLE, O(optimism_window), NULL, 0, BIG, 0 },
     { "detect-interval", "N", "32", "adm/ladm: loop iterations between detector checks; pr/rap try a reactivation every 40 of these", K_UINT, O(detect_interval), NULL, 1, 1e9, 0 },
     { "detect-after-ms", "F", "50", "adm/ladm: the detector starts judging this long after the run starts (see Detectors below)", K_DOUBLE, O(detect_after_ms), NULL, 0, 1e7, 0 },
     { "detector", "NAME", NULL, "adm/ladm interference detector (see below)", K_CHOICE, O(detector), air_detector_list, 0, 0, 0 },
     { "reactivation", "NAME", NULL, "adm/ladm reactivation policy (see below)", K_CHOICE, O(reactivation), air_reactivation_list, 0, 0, 0 },
     { "pi-threshold-us", "F", PI_THRESHOLD_US_DEFAULT, "pi and rap: a sched_yield() slower than F microseconds means a competitor", K_DOUBLE, O(pi_threshold_us), NULL, 0, BIG, 0 },
-    { "n-batch", "N", "10", "ladm: most iterations per visit to an orphan PE (fewer once it caught up)", K_UINT, O(n_batch), NULL, 1, 1e9, 0 },
     { "seed", "N", "1", "random seed (each LP's stream derives from it)", K_UINT, O(seed), NULL, 0, SEED_MAX, 0 },
     { "pin", NULL, NULL, "bind thread i to the i-th CPU the process may use (i mod their count; cpusets and SLURM binding are respected)", K_FLAG, O(pin), NULL, 0, 0, 0 },
     { "json", "FILE", NULL, "write the run's results as JSON to FILE (atomically)", K_PATH, O(json), NULL, 0, 0, 0 },
@@ -90,7 +87,7 @@ static const char *default_of(const optdef *d)
     return d->reg ? air_registry_default(d->reg) : air_models[0]->name; /* models.c lists the default first */
 }
 
-/* Parses v as d's value into dst (its place in air_options, or a detector's value slot). */
+/* Parses v as d's value into dst (its place in air_options, or a policy's value slot). */
 static int set_value(void *dst, const optdef *d, const char *v)
 {
     char *base = dst;
@@ -152,40 +149,64 @@ static const optdef *lookup(const char *name, size_t len)
     return NULL;
 }
 
-static const air_detector *detector_at(int i) { return (const air_detector *)air_detector_list[i]; }
+/* The options of the i-th policy of a kind (NULL: none). */
+static const optdef *policy_options(int kind, int i) { return air_policy_lists[kind].list[i]->options; }
 
-/* A detector's option by name: its descriptor, and where its value goes in o. */
-static const optdef *lookup_detector_option(air_options *o, const char *name, size_t len, air_option_value **slot)
+/* A policy's option by name: its descriptor, and where its value goes in o. */
+static const optdef *lookup_policy_option(air_options *o, const char *name, size_t len, air_option_value **slot)
 {
-    for (int i = 0; air_detector_list[i]; i++)
-        for (int k = 0; detector_at(i)->options && detector_at(i)->options[k].name; k++) {
-            const optdef *d = &detector_at(i)->options[k];
-            if (strlen(d->name) == len && strncmp(d->name, name, len) == 0) {
-                *slot = &o->detector_values[i][k];
-                return d;
+    for (int kind = 0; kind < AIR_POLICY_KINDS; kind++)
+        for (int i = 0; air_policy_lists[kind].list[i]; i++)
+            for (int k = 0; policy_options(kind, i) && policy_options(kind, i)[k].name; k++) {
+                const optdef *d = &policy_options(kind, i)[k];
+                if (strlen(d->name) == len && strncmp(d->name, name, len) == 0) {
+                    *slot = &o->policy_values[kind][i][k];
+                    return d;
+                }
             }
-        }
     return NULL;
 }
 
-/* Every detector's options at their defaults. A registry that outgrew air_options, an
- * option of a kind a value slot cannot hold, or a name the engine's table already has
- * would be a build mistake: refused before any run. */
-static int detector_defaults(air_options *o)
+air_option_value *air_options_value(air_options *o, const char *option_name)
 {
-    for (int i = 0; air_detector_list[i]; i++) {
-        const optdef *opts = detector_at(i)->options;
-        for (int k = 0; opts && opts[k].name; k++) {
-            const optdef *d = &opts[k];
-            if (i >= AIR_MAX_DETECTORS || k >= AIR_MAX_DETECTOR_OPTIONS || !d->def
-                || (d->kind != K_UINT && d->kind != K_DOUBLE) || lookup(d->name, strlen(d->name))) {
-                fprintf(stderr, "airpdes: internal error: detector option --%s does not fit (see option_def.h)\n", d->name);
-                return 2;
+    air_option_value *slot = NULL;
+    return lookup_policy_option(o, option_name, strlen(option_name), &slot) ? slot : NULL;
+}
+
+const air_option_value *air_options_policy_values(const air_options *o, air_policy_kind kind, const char *name)
+{
+    int i = air_registry_index(air_policy_lists[kind].list, name);
+    return i < 0 ? NULL : o->policy_values[kind][i];
+}
+
+/* Every policy's options at their defaults. A registry that outgrew air_options, an
+ * option of a kind a value slot cannot hold, or a name declared twice (by the engine's
+ * table or another policy) would be a build mistake: refused before any run. */
+static int policy_defaults(air_options *o)
+{
+    for (int kind = 0; kind < AIR_POLICY_KINDS; kind++)
+        for (int i = 0; air_policy_lists[kind].list[i]; i++)
+            for (int k = 0; policy_options(kind, i) && policy_options(kind, i)[k].name; k++) {
+                const optdef *d = &policy_options(kind, i)[k];
+                air_option_value *first = NULL;
+                if (i >= AIR_MAX_POLICIES || k >= AIR_MAX_POLICY_OPTIONS || !d->def
+                    || (d->kind != K_UINT && d->kind != K_DOUBLE) || lookup(d->name, strlen(d->name))
+                    || (lookup_policy_option(o, d->name, strlen(d->name), &first) && first != &o->policy_values[kind][i][k])) {
+                    fprintf(stderr, "airpdes: internal error: %s %s's option --%s does not fit (see option_def.h)\n",
+                            air_policy_lists[kind].option, air_policy_lists[kind].list[i]->name, d->name);
+                    return 2;
+                }
+                if (set_value(&o->policy_values[kind][i][k], d, d->def)) return 2;
             }
-            if (set_value(&o->detector_values[i][k], d, d->def)) return 2;
-        }
-    }
     return 0;
+}
+
+int air_options_defaults(air_options *o)
+{
+    memset(o, 0, sizeof *o);
+    for (size_t i = 0; i < NOPT; i++)
+        if (default_of(&table[i]) && set_value((char *)o + table[i].off, &table[i], default_of(&table[i]))) return 2;
+    return policy_defaults(o);
 }
 
 static int model_option_index(const air_model *m, const char *name, size_t len)
@@ -344,10 +365,7 @@ static int validate(air_options *o, int pes_given, int lps_given)
 
 int air_options_parse(air_options *o, int argc, char **argv)
 {
-    memset(o, 0, sizeof *o);
-    for (size_t i = 0; i < NOPT; i++)
-        if (default_of(&table[i]) && set_value((char *)o + table[i].off, &table[i], default_of(&table[i]))) return 2;
-    if (detector_defaults(o)) return 2;
+    if (air_options_defaults(o)) return 2;
     /* --model first: it decides which model options exist. */
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -388,8 +406,8 @@ int air_options_parse(air_options *o, int argc, char **argv)
         const char *eq = strchr(name, '=');
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
         const optdef *d = lookup(name, len);
-        air_option_value *slot = NULL; /* a detector's option: where its value goes */
-        const optdef *dd = d ? NULL : lookup_detector_option(o, name, len, &slot);
+        air_option_value *slot = NULL; /* a policy's option: where its value goes */
+        const optdef *dd = d ? NULL : lookup_policy_option(o, name, len, &slot);
         int mk = d || dd ? -1 : model_option_index(md, name, len);
         if (!d && !dd && mk < 0) return fail("unknown option '%s'%s", a, "");
         const char *v = NULL;
@@ -439,9 +457,11 @@ static void help_line(FILE *f, const optdef *d)
     fprintf(f, "  %-24s %s%s%s\n", lhs, d->help, names, def);
 }
 
-/* One registry's names and help lines, wrapped at 88 columns. */
-static void section(FILE *f, const char *title, const air_named *const *list)
+/* One kind of policy: its names and help lines, wrapped at 88 columns, a note on them all
+ * (NULL: none), then their own options. */
+static void section(FILE *f, const char *title, air_policy_kind kind, const char *note)
 {
+    const air_named *const *list = air_policy_lists[kind].list;
     fprintf(f, "\n%s:\n", title);
     for (int i = 0; list[i]; i++) {
         const char *h = list[i]->help;
@@ -459,6 +479,14 @@ static void section(FILE *f, const char *title, const air_named *const *list)
             first = 0;
         }
     }
+    if (note) fputs(note, f);
+    int any = 0;
+    for (int i = 0; list[i]; i++)
+        for (int k = 0; list[i]->options && list[i]->options[k].name; k++) {
+            if (!any++) fprintf(f, "  Their options [default] (each read by its own %s; the JSON config records all):\n",
+                                air_policy_lists[kind].option);
+            help_line(f, &list[i]->options[k]);
+        }
 }
 
 void air_options_help(FILE *f)
@@ -485,19 +513,14 @@ void air_options_help(FILE *f)
         }
     }
     for (int i = 0; air_models_planned[i]; i++) fprintf(f, "  %-10s (not built yet)\n", air_models_planned[i]);
-    section(f, "Modes", air_mode_list);
-    section(f, "Synchronisation", air_sync_list);
-    section(f, "GVT barrier (--barrier-wait; the JSON config records the policy used)", air_barrier_wait_list);
-    section(f, "Detectors (--detector)", air_detector_list);
-    fprintf(f,
+    section(f, "Modes", AIR_MODES, NULL);
+    section(f, "Synchronisation", AIR_SYNCS, NULL);
+    section(f, "GVT barrier (--barrier-wait; the JSON config records the policy used)", AIR_BARRIER_WAITS, NULL);
+    section(f, "Detectors (--detector)", AIR_DETECTORS,
             "  Every detector stays silent for the first --detect-after-ms of a run: a new thread\n"
             "  often starts on its creator's CPU and shares it for 10-25 ms until the kernel's\n"
-            "  load balancer moves it, which PI and RQ would otherwise take for a competitor.\n"
-            "  Their options [default] (each detector reads its own; the JSON config records all):\n");
-    for (int i = 0; air_detector_list[i]; i++)
-        for (int k = 0; detector_at(i)->options && detector_at(i)->options[k].name; k++)
-            help_line(f, &detector_at(i)->options[k]);
-    section(f, "Reactivation (--reactivation)", air_reactivation_list);
+            "  load balancer moves it, which PI and RQ would otherwise take for a competitor.\n");
+    section(f, "Reactivation (--reactivation)", AIR_REACTIVATIONS, NULL);
     fprintf(f,
             "\nDeterminism: the committed event count and the checksum are identical for every\n"
             "mode, thread count, detector and load, given the model options and --seed.\n"
@@ -529,12 +552,14 @@ void air_options_to_json(const air_options *o, air_json *j)
         case K_FLAG: air_json_bool(j, d->name, *(const int *)base); break;
         }
     }
-    for (int i = 0; air_detector_list[i] && i < AIR_MAX_DETECTORS; i++)
-        for (int k = 0; detector_at(i)->options && detector_at(i)->options[k].name && k < AIR_MAX_DETECTOR_OPTIONS; k++) {
-            const optdef *d = &detector_at(i)->options[k];
-            if (d->kind == K_UINT) air_json_u64(j, d->name, o->detector_values[i][k].u);
-            else air_json_f64(j, d->name, o->detector_values[i][k].d);
-        }
+    /* every policy's options, whichever runs (policy_defaults refused any that do not fit) */
+    for (int kind = 0; kind < AIR_POLICY_KINDS; kind++)
+        for (int i = 0; air_policy_lists[kind].list[i]; i++)
+            for (int k = 0; policy_options(kind, i) && policy_options(kind, i)[k].name; k++) {
+                const optdef *d = &policy_options(kind, i)[k];
+                if (d->kind == K_UINT) air_json_u64(j, d->name, o->policy_values[kind][i][k].u);
+                else air_json_f64(j, d->name, o->policy_values[kind][i][k].d);
+            }
     const air_model *m = o->model_def;
     for (int k = 0; m && m->options && m->options[k].name && k < AIR_MAX_MODEL_OPTIONS; k++)
         air_json_auto(j, m->options[k].name, o->model_values[k]);

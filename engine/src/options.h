@@ -1,5 +1,5 @@
-/* Command-line options of airpdes: one table (options.c) and each detector's own
- * (air_detector.options) drive parsing, validation, --help and the JSON `config` object. */
+/* Command-line options of airpdes: one table (options.c) and each policy's own
+ * (air_named.options) drive parsing, validation, --help and the JSON `config` object. */
 #ifndef AIR_OPTIONS_H
 #define AIR_OPTIONS_H
 
@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include "model.h"
 #include "option_def.h"
+#include "registry.h"
 
 #define AIR_MAX_MODEL_OPTIONS 32
 
@@ -28,12 +29,9 @@ typedef struct air_options {
     uint64_t detect_interval;
     double detect_after_ms;
     const char *barrier_wait;
-    double barrier_spin_us;
-    double optimism_window;
     const char *detector;
     const char *reactivation;
     double pi_threshold_us;  /* PI's probes, RAP and the inactive wait all read it */
-    uint64_t n_batch;
     uint64_t seed;
     int pin;
     const char *json;
@@ -45,10 +43,20 @@ typedef struct air_options {
     /* the selected model and its options' resolved values */
     const air_model *model_def;
     const char *model_values[AIR_MAX_MODEL_OPTIONS];
-    /* every registered detector's options (row: its place in air_detector_list, column:
-     * its option's index in its table), defaults or given, whichever detector runs */
-    air_option_value detector_values[AIR_MAX_DETECTORS][AIR_MAX_DETECTOR_OPTIONS];
+    /* every registered policy's options (a row per policy: its kind, its place in its
+     * list; a column per option: its index in the policy's table), defaults or given,
+     * whichever policy runs */
+    air_option_value policy_values[AIR_POLICY_KINDS][AIR_MAX_POLICIES][AIR_MAX_POLICY_OPTIONS];
 } air_options;
+
+/* Every option at its default (what air_options_parse starts from); for library callers
+ * that fill the rest by hand. 0, or 2 after an error line (a registry outgrew air_options). */
+int air_options_defaults(air_options *o);
+/* The option values of the policy NAME of a kind, indexed like its table (NULL: no such
+ * policy): what the engine hands the running policy. */
+const air_option_value *air_options_policy_values(const air_options *o, air_policy_kind kind, const char *name);
+/* Where a policy option's value is kept, by the option's name (NULL: no policy declares it). */
+air_option_value *air_options_value(air_options *o, const char *option_name);
 
 /* Parses argv into o. Returns 0 to run, 1 when --help was printed, 2 after printing one
  * error line to stderr (the caller exits 2). */

@@ -121,34 +121,13 @@ void air_pe_fossil(air_pe *pe, double gvt)
     atomic_fetch_add_explicit(&pe->committed, n, memory_order_relaxed);
 }
 
-/* Optimism control (--optimism-window K, off by default): a PE handles no event later
- * than the other PEs' least next-event time plus K lookaheads. Without it a thread whose
- * partner is switched out runs up to a whole GVT interval ahead; when the partner resumes,
- * its messages fall into that work's past and roll it back, and the anti-messages roll the
- * partner back in turn. That is what happens when threads alternate on a CPU instead of
- * running together (4 threads on 2 cores, single runs: efficiency 0.31, 0.98 with K = 2), at a price
- * when nothing competes (threads wait for each other more often: 2 threads on 2 cores
- * took ~20% longer with K = 2); see docs/engine-benchmarks.md. A heuristic only: the
- * committed result does not depend on it, and the PE with the least time is never held
- * back, so the run always progresses. */
-static double window_bound(air_engine *eng, air_pe *pe)
-{
-    double w = eng->opt->optimism_window * eng->min_delay;
-    if (!(w > 0)) return INFINITY;
-    double least = INFINITY;
-    for (uint32_t p = 0; p < eng->npes; p++) {
-        if (p == pe->id) continue;
-        double lvt = air_u2d(atomic_load_explicit(&eng->pes[p].lvt_bits, memory_order_relaxed));
-        if (lvt < least) least = lvt;
-    }
-    return least + w;
-}
-
 static uint64_t process_batch(air_engine *eng, air_pe *pe, uint64_t max)
 {
     double bound = eng->info.end_time < pe->safe_bound ? eng->info.end_time : pe->safe_bound;
-    double window = window_bound(eng, pe);
-    if (window < bound) bound = window;
+    if (eng->sync->batch_bound) { /* the sync's own bound (optimistic: --optimism-window) */
+        double window = eng->sync->batch_bound(eng, pe);
+        if (window < bound) bound = window;
+    }
     size_t rs = eng->rec_size;
     const air_model *m = eng->model;
     air_ctx ctx = { .eng = eng, .pe = pe };

@@ -18,5 +18,5 @@ static void pr_round(air_engine *e)
 }
 
 const air_reactivation air_reactivation_pr = {
-    { "pr", "periodic: bring one inactive thread back every 40 detection periods", 0 }, pr_round,
+    { "pr", "periodic: bring one inactive thread back every 40 detection periods", 0, NULL }, pr_round,
 };

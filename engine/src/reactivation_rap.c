@@ -32,5 +32,5 @@ static void rap_round(air_engine *e)
 }
 
 const air_reactivation air_reactivation_rap = {
-    { "rap", "after probing: an inactive thread comes back only if its sched_yield() probe is fast", 1 }, rap_round,
+    { "rap", "after probing: an inactive thread comes back only if its sched_yield() probe is fast", 1, NULL }, rap_round,
 };

@@ -31,6 +31,14 @@ const air_named *const air_barrier_wait_list[] = {
     &air_barrier_wait_idle_yield.id, &air_barrier_wait_partner.id, NULL,
 };
 
+const air_policy_list air_policy_lists[AIR_POLICY_KINDS] = {
+    [AIR_MODES] = { "mode", "modes", air_mode_list },
+    [AIR_SYNCS] = { "sync", "syncs", air_sync_list },
+    [AIR_DETECTORS] = { "detector", "detectors", air_detector_list },
+    [AIR_REACTIVATIONS] = { "reactivation", "reactivations", air_reactivation_list },
+    [AIR_BARRIER_WAITS] = { "barrier-wait", "barrier_waits", air_barrier_wait_list },
+};
+
 int air_registry_index(const air_named *const *list, const char *name)
 {
     for (int i = 0; list[i]; i++)
@@ -60,7 +68,7 @@ const char *air_registry_names(const air_named *const *list, const char *sep, ch
     return buf;
 }
 
-/* A detector's options: name, value, default, help and limits, as --help shows them. */
+/* A policy's options: name, value, default, help and limits, as --help shows them. */
 static void describe_options(air_json *j, const air_option_def *opts)
 {
     air_json_arr(j, "options");
@@ -78,23 +86,21 @@ static void describe_options(air_json *j, const air_option_def *opts)
     air_json_end_arr(j);
 }
 
-enum list_kind { PLAIN, MODES, DETECTORS };
-
-static void describe_list(air_json *j, const char *key, const air_named *const *list, enum list_kind kind)
+static void describe_list(air_json *j, air_policy_kind kind)
 {
-    air_json_arr(j, key);
+    const air_named *const *list = air_policy_lists[kind].list;
+    air_json_arr(j, air_policy_lists[kind].key);
     for (int i = 0; list[i]; i++) {
         air_json_obj(j, NULL);
         air_json_str(j, "name", list[i]->name);
         air_json_str(j, "help", list[i]->help);
         air_json_bool(j, "default", list[i]->is_default);
-        /* a descriptor starts with its air_named */
-        if (kind == MODES) {
+        describe_options(j, list[i]->options);
+        if (kind == AIR_MODES) { /* a descriptor starts with its air_named */
             const air_mode *m = (const air_mode *)list[i];
             air_json_bool(j, "adapts_threads", m->adaptive);
             air_json_bool(j, "sequential", m->sequential);
         }
-        if (kind == DETECTORS) describe_options(j, ((const air_detector *)list[i])->options);
         air_json_end_obj(j);
     }
     air_json_end_arr(j);
@@ -104,11 +110,7 @@ void air_registry_describe(FILE *f)
 {
     air_json j;
     air_json_start(&j, f);
-    describe_list(&j, "modes", air_mode_list, MODES);
-    describe_list(&j, "syncs", air_sync_list, PLAIN);
-    describe_list(&j, "detectors", air_detector_list, DETECTORS);
-    describe_list(&j, "reactivations", air_reactivation_list, PLAIN);
-    describe_list(&j, "barrier_waits", air_barrier_wait_list, PLAIN);
+    for (int k = 0; k < AIR_POLICY_KINDS; k++) describe_list(&j, (air_policy_kind)k);
     air_json_arr(&j, "models");
     for (int i = 0; air_models[i]; i++) {
         air_json_obj(&j, NULL);

@@ -89,7 +89,7 @@ static int conservative_check(const air_options *o, const air_sim_info *in, doub
 const air_sync air_sync_conservative = {
     .id = { "conservative", "lookahead windows: between GVT rounds PEs handle only events before "
             "GVT + lookahead, so nothing is ever rolled back; in every parallel mode; refused "
-            "when the model's lookahead is 0", 0 },
+            "when the model's lookahead is 0", 0, NULL },
     .check = conservative_check,
     .on_round = set_bounds,
     .prepare = conservative_prepare,

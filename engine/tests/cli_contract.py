@@ -196,23 +196,28 @@ if j:
           f"barrier_handoff: {sum(hand['counts'])} waits for {j['gvt_rounds']} rounds: {hand}")
     check(isinstance(j["checksum"], str) and int(j["checksum"], 16) >= 0, "checksum is a hex string")
     check(j["config"]["mode"] == "ladm" and j["config"]["pes"] == 3, "config echoes the options")
-    # Each detector's options are declared in its own file: --describe lists them, and the
-    # config records every detector's, at its default when not given.
+    # Each policy's options are declared in its own file: --describe lists them under it,
+    # and the config records every policy's, at its default when not given.
     described = json.loads(subprocess.run([AIRPDES, "--describe"], capture_output=True, text=True,
-                                          timeout=30).stdout)["detectors"]
-    for det in described:
+                                          timeout=30).stdout)
+    policies = [p for kind, items in described.items() if kind != "models" for p in items]
+    for det in described["detectors"]:
         check(det["options"], f"--describe lists no options for detector {det['name']}")
-        for o in det["options"]:
+    for owner in ("ladm", "optimistic", "block"):  # a mode's, a sync's and a barrier wait's
+        check(any(p["name"] == owner and p["options"] for p in policies), f"--describe lists no options for {owner}")
+    for p in policies:
+        for o in p["options"]:
             check(o["name"] in j["config"] and float(j["config"][o["name"]]) == float(o["default"])
-                  and o["help"].startswith(det["name"] + ":"),
-                  f"detector {det['name']}'s --{o['name']}: config {j['config'].get(o['name'])!r}, "
-                  f"described {o}")
-    names = [o["name"] for det in described for o in det["options"]]
+                  and o["help"].startswith(p["name"] + ":"),
+                  f"{p['name']}'s --{o['name']}: config {j['config'].get(o['name'])!r}, described {o}")
+    names = [o["name"] for p in policies for o in p["options"]]
     given, _ = run("--mode", "adm", "--threads", "2", "--end-time", "50", "--detector", "apte", "--apte-hits", "2",
-                   "--rq-threshold=0.45", "--pi-hold-ms", "7")
-    check(given and (given["config"]["apte-hits"], given["config"]["rq-threshold"], given["config"]["pi-hold-ms"])
-          == (2, 0.45, 7), f"given detector options not in the config: {given and given['config']}")
-    check(len(names) == len(set(names)), f"two detectors declare one option name: {names}")
+                   "--rq-threshold=0.45", "--pi-hold-ms", "7", "--n-batch", "4", "--barrier-spin-us", "9",
+                   "--optimism-window", "1.5")
+    check(given and tuple(given["config"][k] for k in ("apte-hits", "rq-threshold", "pi-hold-ms", "n-batch",
+                                                       "barrier-spin-us", "optimism-window"))
+          == (2, 0.45, 7, 4, 9, 1.5), f"given policy options not in the config: {given and given['config']}")
+    check(len(names) == len(set(names)), f"two policies declare one option name: {names}")
     check(len(tl) >= 1, "timeline has no rows")
     check(all(a[0] < b[0] for a, b in zip(tl, tl[1:])), "timeline t_s not increasing")
     check(all(a[2] <= b[2] for a, b in zip(tl, tl[1:])), "committed events decrease in the timeline")

@@ -51,8 +51,8 @@ static void sleep_ms(int ms)
 static void check_policy(const air_barrier_wait *policy, int cpu)
 {
     air_options opt;
-    memset(&opt, 0, sizeof opt);
-    opt.barrier_spin_us = 0;
+    if (air_options_defaults(&opt)) exit(1);
+    air_options_value(&opt, "barrier-spin-us")->d = 0; /* block: straight to its futex */
     air_thread threads[2];
     memset(threads, 0, sizeof threads);
     air_engine *e = calloc(1, sizeof *e);
@@ -60,6 +60,7 @@ static void check_policy(const air_barrier_wait *policy, int cpu)
     e->threads = threads;
     e->nthreads = 2;
     e->barrier_wait = policy;
+    e->barrier_wait_opt = air_options_policy_values(&opt, AIR_BARRIER_WAITS, policy->id.name);
     e->loadavg_fd = -1; /* the machine counts as busy: idle-yield and partner spin, never yield */
     e->may_move = 0;
     for (int i = 0; i < 2; i++) {

@@ -57,7 +57,7 @@ int main(void)
 {
     int failures = 0;
     air_options opt;
-    memset(&opt, 0, sizeof opt);
+    if (air_options_defaults(&opt)) return 1;
     opt.gvt_interval = 1; /* every iteration ends at the barrier */
     air_thread threads[2];
     memset(threads, 0, sizeof threads);
@@ -69,6 +69,7 @@ int main(void)
     e->mapping = &no_pes;
     e->sync = &no_window;
     e->barrier_wait = (const air_barrier_wait *)air_registry_find(air_barrier_wait_list, "spin");
+    e->barrier_wait_opt = air_options_policy_values(&opt, AIR_BARRIER_WAITS, "spin");
     e->loadavg_fd = -1;
     e->t0 = air_wall();
     for (int i = 0; i < 2; i++) {

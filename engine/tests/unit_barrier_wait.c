@@ -15,12 +15,10 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "engine.h"
-#include "registry.h"
+#include "hand_engine.h"
 
 static int failures;
 
@@ -42,30 +40,16 @@ static void *wait_round_1(void *arg)
     return NULL;
 }
 
-static void sleep_ms(int ms)
-{
-    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-    nanosleep(&ts, NULL);
-}
-
 static void check_policy(const air_barrier_wait *policy, int cpu)
 {
     air_options opt;
     if (air_options_defaults(&opt)) exit(1);
     air_options_value(&opt, "barrier-spin-us")->d = 0; /* block: straight to its futex */
     air_thread threads[2];
-    memset(threads, 0, sizeof threads);
-    air_engine *e = calloc(1, sizeof *e);
-    e->opt = &opt;
-    e->threads = threads;
-    e->nthreads = 2;
-    e->barrier_wait = policy;
-    e->barrier_wait_opt = air_options_policy_values(&opt, AIR_BARRIER_WAITS, policy->id.name);
-    e->loadavg_fd = -1; /* the machine counts as busy: idle-yield and partner spin, never yield */
+    /* no /proc/loadavg: the machine counts as busy, so idle-yield and partner spin, never yield */
+    air_engine *e = hand_engine(&opt, threads, policy);
     e->may_move = 0;
     for (int i = 0; i < 2; i++) {
-        threads[i].id = i;
-        threads[i].eng = e;
         atomic_store(&threads[i].active, 1);
         atomic_store(&threads[i].cpu, cpu);
     }

@@ -16,11 +16,8 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
-#include "engine.h"
-#include "registry.h"
+#include "hand_engine.h"
 
 static air_pe *nothing_to_run(air_engine *e, air_thread *t)
 {
@@ -37,17 +34,11 @@ static void nothing_to_release(air_engine *e, air_thread *t, air_pe *pe)
 }
 
 static const air_mapping no_pes = { .acquire = nothing_to_run, .release = nothing_to_release };
-static const air_sync no_window = { .id = { "none", "", 0 } }; /* no bounds, no window */
+static const air_sync no_window = { .id = { "none", "", 0, NULL } }; /* no bounds, no window */
 
 static void *run_thread(void *arg)
 {
     return air_thread_main(arg);
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-    nanosleep(&ts, NULL);
 }
 
 /* Wait up to ms for cond; 1 when it held. */
@@ -60,21 +51,12 @@ int main(void)
     if (air_options_defaults(&opt)) return 1;
     opt.gvt_interval = 1; /* every iteration ends at the barrier */
     air_thread threads[2];
-    memset(threads, 0, sizeof threads);
-    air_engine *e = calloc(1, sizeof *e);
-    e->opt = &opt;
-    e->threads = threads;
-    e->nthreads = 2;
+    air_engine *e = hand_engine(&opt, threads, (const air_barrier_wait *)air_registry_find(air_barrier_wait_list, "spin"));
     e->adaptive = 1;
     e->mapping = &no_pes;
     e->sync = &no_window;
-    e->barrier_wait = (const air_barrier_wait *)air_registry_find(air_barrier_wait_list, "spin");
-    e->barrier_wait_opt = air_options_policy_values(&opt, AIR_BARRIER_WAITS, "spin");
-    e->loadavg_fd = -1;
     e->t0 = air_wall();
     for (int i = 0; i < 2; i++) {
-        threads[i].id = i;
-        threads[i].eng = e;
         pthread_mutex_init(&threads[i].mu, NULL);
         pthread_cond_init(&threads[i].cv, NULL);
     }

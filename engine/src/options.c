@@ -176,7 +176,8 @@ air_option_value *air_options_value(air_options *o, const char *option_name)
 const air_option_value *air_options_policy_values(const air_options *o, air_policy_kind kind, const char *name)
 {
     int i = air_registry_index(air_policy_lists[kind].list, name);
-    return i < 0 ? NULL : o->policy_values[kind][i];
+    /* a policy past the rows has no options (policy_defaults refuses any that has) */
+    return i < 0 || i >= AIR_MAX_POLICIES ? NULL : o->policy_values[kind][i];
 }
 
 /* Every policy's options at their defaults. A registry that outgrew air_options, an

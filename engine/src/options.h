@@ -53,7 +53,8 @@ typedef struct air_options {
  * that fill the rest by hand. 0, or 2 after an error line (a registry outgrew air_options). */
 int air_options_defaults(air_options *o);
 /* The option values of the policy NAME of a kind, indexed like its table (NULL: no such
- * policy): what the engine hands the running policy. */
+ * policy, or one without options past AIR_MAX_POLICIES): what the engine hands the running
+ * policy. */
 const air_option_value *air_options_policy_values(const air_options *o, air_policy_kind kind, const char *name);
 /* Where a policy option's value is kept, by the option's name (NULL: no policy declares it). */
 air_option_value *air_options_value(air_options *o, const char *option_name);

@@ -210,6 +210,8 @@ void air_engine_write_json(air_engine *e, const air_result *r, FILE *f)
     snprintf(hex, sizeof hex, "%016llx", (unsigned long long)r->checksum);
     air_json_start(&j, f);
     air_options_to_json(e->opt, &j);
+    /* which of config's options decide the simulated events, so readers keep no list of them */
+    air_options_work_json(e->opt->model_def, &j);
     /* whether the mode adapts its threads, so readers keep no lists of mode names */
     air_json_bool(&j, "mode_adaptive", e->adaptive);
     air_json_f64(&j, "wall_s", r->wall_s);

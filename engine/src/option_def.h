@@ -21,6 +21,12 @@ typedef struct air_option_def {
     const struct air_named *const *reg; /* AIR_OPT_CHOICE: the registry of its values */
     double min, max;                    /* numeric limits, inclusive */
     int min_open;                       /* 1: min itself is refused too (a strict lower bound) */
+    /* 1: it changes which events are simulated (the model, its shape and parameters, the
+     * seed, the end time); 0: only how they are run. A policy's options are always 0: by the
+     * determinism contract no policy changes the committed events. --describe and every
+     * run's JSON list the 1s (work_options), so calibration and the analysis key a
+     * configuration by them and keep no list of their own. */
+    int work;
 } air_option_def;
 
 #define AIR_OPT_UNBOUNDED 1e300 /* max of an option with no upper limit */

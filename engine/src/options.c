@@ -39,19 +39,21 @@ typedef air_option_def optdef;
  * engine/bench/yield_probe.c (built as engine/build/yield_probe). */
 #define PI_THRESHOLD_US_DEFAULT "200"
 
+/* name, metavar, default, help, kind, place, registry, min, max, min_open, work (1: it
+ * changes which events are simulated, see option_def.h) */
 static const optdef table[] = {
-    { "model", "NAME", NULL, "simulation model (see Models below)", K_CHOICE, O(model), NULL, 0, 0, 0 },
+    { "model", "NAME", NULL, "simulation model (see Models below)", K_CHOICE, O(model), NULL, 0, 0, 0, 1 },
     { "mode", "MODE", NULL, "how threads map to PEs (see Modes below)", K_CHOICE, O(mode), air_mode_list, 0, 0, 0 },
     { "sync", "SYNC", NULL, "synchronisation (see Synchronisation below)", K_CHOICE, O(sync), air_sync_list, 0, 0, 0 },
     { "threads", "N", "1", "worker threads (seq: 1; fm: = --pes; dm/adm/ladm: <= --pes)", K_UINT, O(threads), NULL, 1, 1024, 0 },
-    { "pes", "N", NULL, "processing elements (groups of LPs)", K_UINT, O(pes), NULL, 1, 65536, 0 },
-    { "lps-per-pe", "N", "1000", "LPs in each PE (pcs: its own default, see Models)", K_UINT, O(lps_per_pe), NULL, 1, 1e9, 0 },
-    { "events-per-lp", "N", "1", "phold: initial events per LP (the event population)", K_UINT, O(events_per_lp), NULL, 0, 1e6, 0 },
-    { "remote", "F", "0.1", "phold: probability an event goes to an LP on another PE, in [0, 1]", K_DOUBLE, O(remote), NULL, 0, 1, 0 },
-    { "mean", "F", "1.0", "phold: mean of the exponential timestamp increment", K_DOUBLE, O(mean), NULL, 0, BIG, 0 },
-    { "lookahead", "F", "0.1", "constant added to every event's delay: the model's lookahead (phold, pcs)", K_DOUBLE, O(lookahead), NULL, 0, BIG, 0 },
-    { "epg", "N", "0", "phold: iterations of real computation per event (event granularity)", K_UINT, O(epg), NULL, 0, 1e12, 0 },
-    { "end-time", "F", "10000", "simulated end time (> 0); events at or after it are not handled", K_DOUBLE, O(end_time), NULL, 0, BIG, 1 },
+    { "pes", "N", NULL, "processing elements (groups of LPs)", K_UINT, O(pes), NULL, 1, 65536, 0, 1 },
+    { "lps-per-pe", "N", "1000", "LPs in each PE (pcs: its own default, see Models)", K_UINT, O(lps_per_pe), NULL, 1, 1e9, 0, 1 },
+    { "events-per-lp", "N", "1", "phold: initial events per LP (the event population)", K_UINT, O(events_per_lp), NULL, 0, 1e6, 0, 1 },
+    { "remote", "F", "0.1", "phold: probability an event goes to an LP on another PE, in [0, 1]", K_DOUBLE, O(remote), NULL, 0, 1, 0, 1 },
+    { "mean", "F", "1.0", "phold: mean of the exponential timestamp increment", K_DOUBLE, O(mean), NULL, 0, BIG, 0, 1 },
+    { "lookahead", "F", "0.1", "constant added to every event's delay: the model's lookahead (phold, pcs)", K_DOUBLE, O(lookahead), NULL, 0, BIG, 0, 1 },
+    { "epg", "N", "0", "phold: iterations of real computation per event (event granularity)", K_UINT, O(epg), NULL, 0, 1e12, 0, 1 },
+    { "end-time", "F", "10000", "simulated end time (> 0); events at or after it are not handled", K_DOUBLE, O(end_time), NULL, 0, BIG, 1, 1 },
     { "batch", "N", "24", "events a thread handles per loop iteration on a PE", K_UINT, O(batch), NULL, 1, 1e9, 0 },
     { "gvt-interval", "N", "32", "loop iterations between GVT rounds", K_UINT, O(gvt_interval), NULL, 1, 1e9, 0 },
     { "barrier-wait", "HOW", NULL, "how a thread waits at the GVT barrier (see below)", K_CHOICE, O(barrier_wait), air_barrier_wait_list, 0, 0, 0 },
@@ -60,7 +62,7 @@ static const optdef table[] = {
     { "detector", "NAME", NULL, "adm/ladm interference detector (see below)", K_CHOICE, O(detector), air_detector_list, 0, 0, 0 },
     { "reactivation", "NAME", NULL, "adm/ladm reactivation policy (see below)", K_CHOICE, O(reactivation), air_reactivation_list, 0, 0, 0 },
     { "pi-threshold-us", "F", PI_THRESHOLD_US_DEFAULT, "pi and rap: a sched_yield() slower than F microseconds means a competitor", K_DOUBLE, O(pi_threshold_us), NULL, 0, BIG, 0 },
-    { "seed", "N", "1", "random seed (each LP's stream derives from it)", K_UINT, O(seed), NULL, 0, SEED_MAX, 0 },
+    { "seed", "N", "1", "random seed (each LP's stream derives from it)", K_UINT, O(seed), NULL, 0, SEED_MAX, 0, 1 },
     { "pin", NULL, NULL, "bind thread i to the i-th CPU the process may use (i mod their count; cpusets and SLURM binding are respected)", K_FLAG, O(pin), NULL, 0, 0, 0 },
     { "json", "FILE", NULL, "write the run's results as JSON to FILE (atomically)", K_PATH, O(json), NULL, 0, 0, 0 },
     { "timeline", "FILE", NULL, "write a CSV t_s,gvt,committed_events,active_threads to FILE", K_PATH, O(timeline), NULL, 0, 0, 0 },
@@ -565,4 +567,21 @@ void air_options_to_json(const air_options *o, air_json *j)
     for (int k = 0; m && m->options && m->options[k].name && k < AIR_MAX_MODEL_OPTIONS; k++)
         air_json_auto(j, m->options[k].name, o->model_values[k]);
     air_json_end_obj(j);
+}
+
+static void model_options_json(const air_model *m, air_json *j)
+{
+    for (int k = 0; m->options && m->options[k].name && k < AIR_MAX_MODEL_OPTIONS; k++) air_json_str(j, NULL, m->options[k].name);
+}
+
+void air_options_work_json(const air_model *m, air_json *j)
+{
+    air_json_arr(j, "work_options");
+    for (size_t i = 0; i < NOPT; i++)
+        if (table[i].work) air_json_str(j, NULL, table[i].name);
+    /* a model's parameters are its simulated work by definition */
+    if (m) model_options_json(m, j);
+    else
+        for (int i = 0; air_models[i]; i++) model_options_json(air_models[i], j);
+    air_json_end_arr(j);
 }

@@ -67,5 +67,8 @@ void air_options_sim_info(const air_options *o, air_sim_info *in); /* what the m
 
 struct air_json;
 void air_options_to_json(const air_options *o, struct air_json *j);
+/* "work_options": the options that change which events are simulated (option_def.h's
+ * work), then model m's own options (every model's with m NULL, for --describe). */
+void air_options_work_json(const air_model *m, struct air_json *j);
 
 #endif

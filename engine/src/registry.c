@@ -120,5 +120,6 @@ void air_registry_describe(FILE *f)
         air_json_end_obj(&j);
     }
     air_json_end_arr(&j);
+    air_options_work_json(NULL, &j);
     air_json_finish(&j);
 }

@@ -163,7 +163,7 @@ break_output_during_run("json")
 # A good run: exactly the documented keys, consistent counts, a well-formed timeline.
 KEYS = {"config", "mode_adaptive", "wall_s", "start_monotonic_s", "committed_events", "processed_events", "rolled_back_events",
         "rollbacks", "efficiency", "event_rate", "gvt_rounds", "final_gvt", "barrier_handoff", "checksum",
-        "threads", "pes", "model"}
+        "threads", "pes", "model", "work_options"}
 # the PI detector's own figures (its report hook); absent with other detectors and in FM
 PI_KEYS = {"pi_probes", "pi_slow_probes", "pi_slow_kept_cpu", "pi_probe_s"}
 THREAD_KEYS = {"id", "events", "busy_s", "inactive_s", "deactivations", "reactivations", "cpu_moves", "yield_handoffs",
@@ -200,7 +200,7 @@ if j:
     # and the config records every policy's, at its default when not given.
     described = json.loads(subprocess.run([AIRPDES, "--describe"], capture_output=True, text=True,
                                           timeout=30).stdout)
-    policies = [p for kind, items in described.items() if kind != "models" for p in items]
+    policies = [p for kind, items in described.items() if kind not in ("models", "work_options") for p in items]
     for det in described["detectors"]:
         check(det["options"], f"--describe lists no options for detector {det['name']}")
     for owner in ("ladm", "optimistic", "block"):  # a mode's, a sync's and a barrier wait's
@@ -218,6 +218,10 @@ if j:
                                                        "barrier-spin-us", "optimism-window"))
           == (2, 0.45, 7, 4, 9, 1.5), f"given policy options not in the config: {given and given['config']}")
     check(len(names) == len(set(names)), f"two policies declare one option name: {names}")
+    # which options decide the simulated events: the engine's declaration, none a policy's
+    check(set(j["work_options"]) <= set(j["config"]) and not set(j["work_options"]) & set(names)
+          and {"model", "pes", "remote", "seed", "end-time"} <= set(j["work_options"]),
+          f"work_options {j['work_options']}: not config options, a policy's, or missing the model's shape")
     check(len(tl) >= 1, "timeline has no rows")
     check(all(a[0] < b[0] for a, b in zip(tl, tl[1:])), "timeline t_s not increasing")
     check(all(a[2] <= b[2] for a, b in zip(tl, tl[1:])), "committed events decrease in the timeline")

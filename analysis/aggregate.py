@@ -54,6 +54,28 @@ def ctp(profile):
     return None
 
 
+# Records from engines before 1 Dec 2026 carry no `work_options`: their config was classed by
+# this list of the options that change only how the events are run, every other key counting
+# as work. Frozen: every later record says which of its options are work.
+HOW_OPTIONS_BEFORE_WORK_OPTIONS = frozenset({
+    "mode", "sync", "threads", "batch", "gvt_interval", "detect_interval", "detect_after_ms", "detector", "reactivation",
+    "apte_threshold", "apte_hits", "apte_window_ms", "apte_share", "pi_threshold_us", "pi_interval_ms", "pi_backoff_ms",
+    "pi_needs_switch", "pi_switch_rate", "pi_hold_ms", "rq_threshold", "n_batch", "pin", "barrier_wait",
+    "barrier_spin_us", "optimism_window", "timeline_period_ms", "quiet", "json", "timeline", "check", "describe",
+    "end_time",
+})
+
+
+def work_key(eng):
+    """What a run simulated, as one string: the options its engine declared as work (an older
+    record's: every config key outside the frozen list above) and the end time, so runs with
+    the same key must commit the same events."""
+    cfg = eng["config"]
+    declared = eng.get("work_options")
+    if declared is None:
+        declared = [k for k in cfg if k.replace("-", "_") not in HOW_OPTIONS_BEFORE_WORK_OPTIONS]
+    return json.dumps({**work_of(cfg, declared), "end_time": str(cfg.get("end-time", ""))}, sort_keys=True)
+
 def row_of(trial, experiment, figure):
     t = trial["trial"]
     prof = trial.get("profile", {})
@@ -83,7 +105,7 @@ def row_of(trial, experiment, figure):
     row["engine_cpu_s"] = tc["value"] / 1000 if tc.get("status") == "ok" and tc.get("unit") == "msec" else ""
     nz = trial.get("noise") or {}
     row.update(end_time=cfg.get("end-time", ""), checksum=eng.get("checksum", ""),
-               work_key=json.dumps(work_of(cfg), sort_keys=True),
+               work_key=work_key(eng),
                target_s=(trial.get("calibration") or {}).get("target_s", ""),
                disturbed="" if nz.get("disturbed") is None else int(nz["disturbed"]),
                reruns=nz.get("reruns", ""), foreign_cpu_s=nz.get("foreign_cpu_s", ""),

@@ -18,33 +18,66 @@ def key(argv, target=2.5):
 def test_key_ignores_how_the_work_is_run_and_follows_what_it_is():
     same = [["--mode", "fm", *CONFIG], ["--mode", "ladm", *CONFIG, "--detector", "apte", "--reactivation", "pr"],
             ["--mode", "adm", *CONFIG, "--sync", "conservative", "--batch", "8", "--gvt-interval", "64"],
-            ["--mode", "dm", "--pes", "2", "--threads", "1", "--lps-per-pe", "300", "--remote", "0.2"]]
+            ["--mode", "dm", "--pes", "2", "--threads", "1", "--lps-per-pe", "300", "--remote", "0.2"],
+            # policies' own options (a detector's, a mode's, a barrier wait's)
+            ["--mode", "ladm", *CONFIG, "--pi-hold-ms", "7", "--n-batch", "3", "--barrier-spin-us", "5"]]
     assert len({key(a) for a in same}) == 1
     changed = [["--mode", "fm", *CONFIG, "--remote", "0.3"], ["--mode", "fm", *CONFIG, "--epg", "100"],
                ["--mode", "fm", *CONFIG, "--seed", "2"], ["--mode", "fm", "--threads", "4", "--lps-per-pe", "300",
-                                                          "--remote", "0.2"]]
+                                                          "--remote", "0.2"],
+               ["--mode", "fm", "--model", "pcs", *CONFIG, "--channels", "5"]]  # a model's own parameter
     keys = {key(a) for a in changed}
     assert len(keys) == len(changed) and key(same[0]) not in keys
     assert key(same[0], 2.5) != key(same[0], 3.0)
 
 
 # What the engine simulates (each changes the committed events); every other option is how.
-WORK_OPTIONS = {"model", "pes", "lps_per_pe", "events_per_lp", "remote", "mean", "lookahead", "epg", "seed"}
+WORK_OPTIONS = {"model", "pes", "lps-per-pe", "events-per-lp", "remote", "mean", "lookahead", "epg", "seed", "end-time"}
 
 
-def test_every_engine_option_is_classed_as_work_or_not():
-    """A new engine option counts as work unless workflows.calibration.NOT_WORK names it, so
-    a new way of running the same events (as --pi-backoff-ms was until it was listed) would
-    silently get its own end time and break "every mode of a configuration simulates the
-    same events". This fails until the new option is put in one class or the other."""
+def test_the_engine_declares_which_options_are_work(tmp_path):
+    """Calibration and the analysis key a configuration by the options the engine declares
+    as work (option_def.h's `work`), so a new policy option is its own file and nothing
+    else. The declaration must hold the model's shape and parameters, the seed, the end
+    time and every model's own options, and no option of any policy (by the determinism
+    contract none changes the committed events): were a policy option declared work, its
+    levels would get end times of their own and stop simulating the same events."""
     import re
     import subprocess
-    from workflows.calibration import AIRPDES, NOT_WORK
-    out = subprocess.run([str(AIRPDES), "--help"], capture_output=True, text=True, timeout=30).stdout
-    options = {m.replace("-", "_") for m in re.findall(r"^  --([a-z][a-z0-9-]*)", out, re.M)} - {"help"}
-    assert len(options) > 30, out
-    assert options - NOT_WORK - WORK_OPTIONS == set(), "engine options in neither class"
-    assert WORK_OPTIONS & NOT_WORK == set() and WORK_OPTIONS <= options
+    from workflows import engine_policies
+    from workflows.calibration import AIRPDES
+    helptext = subprocess.run([str(AIRPDES), "--help"], capture_output=True, text=True, timeout=30).stdout
+    model_options = set(re.findall(r"^    --([a-z][a-z0-9-]*)", helptext.split("\nModels:\n")[1], re.M))
+    assert "channels" in model_options, helptext
+    described = engine_policies.describe()
+    policy_options = {o["name"] for kind, items in described.items() if kind not in ("models", "work_options")
+                      for p in items for o in p["options"]}
+    assert len(policy_options) > 10 and "n-batch" in policy_options
+    assert set(described["work_options"]) == WORK_OPTIONS | model_options
+    assert not policy_options & set(described["work_options"])
+    # every run says the same of itself, with its own model's options
+    out = tmp_path / "pcs.json"
+    subprocess.run([str(AIRPDES), "--model", "pcs", "--mode", "seq", "--end-time", "1", "--json", str(out), "--quiet"],
+                   check=True, timeout=60)
+    assert set(json.loads(out.read_text())["work_options"]) == WORK_OPTIONS | model_options
+
+
+def test_the_analysis_keys_a_record_by_its_own_declaration():
+    """A record names its work options; one from an engine before the declaration is
+    classed by the frozen list of the options that were how, so old results keep their
+    groups. The end time is part of what a run simulated."""
+    from analysis.aggregate import work_key
+    cfg = {"mode": "fm", "model": "phold", "pes": 2, "remote": 0.2, "seed": 1, "end-time": 100.0,
+           "pi-hold-ms": 30, "n-batch": 10}
+    new = {"config": cfg, "work_options": ["model", "pes", "remote", "seed", "end-time"]}
+    old = {"config": cfg}
+    assert json.loads(work_key(new)) == {"model": "phold", "pes": "2", "remote": "0.2", "seed": "1", "end_time": "100.0"}
+    assert work_key(old) == work_key(new)
+    other = dict(cfg, **{"pi-hold-ms": 7, "mode": "ladm"})
+    assert work_key({"config": other, "work_options": new["work_options"]}) == work_key(new)
+    assert work_key({"config": dict(cfg, **{"end-time": 200.0})}) != work_key(old)
+    # a zero is a value: remote 0 is not the default remote share
+    assert json.loads(work_key({"config": dict(cfg, remote=0.0), "work_options": new["work_options"]}))["remote"] == "0.0"
 
 
 def test_a_different_engine_binary_is_calibrated_again(tmp_path):

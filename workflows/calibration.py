@@ -34,19 +34,9 @@ from pathlib import Path
 
 from airbase.atomic import write_json
 from airbase.paths import AIRPDES
-from workflows import machine_speed, placement, workflow_pause
+from workflows import engine_policies, machine_speed, placement, workflow_pause
 from workflows.noise import DEFAULT_THRESHOLD, machine_busy_s, settle_workflow, workflow_cpu_since, workflow_snapshot
 
-# Engine options that change how the work is done, not which events are committed. Every
-# other option (present or future) counts as work: a new model parameter recalibrates.
-NOT_WORK = frozenset({
-    "mode", "sync", "threads", "batch", "gvt_interval", "detect_interval", "detect_after_ms", "detector", "reactivation",
-    "apte_threshold", "apte_hits", "apte_window_ms", "apte_share", "pi_threshold_us", "pi_interval_ms", "pi_backoff_ms",
-    "pi_needs_switch", "pi_switch_rate", "pi_hold_ms",
-    "rq_threshold",
-    "n_batch", "pin", "barrier_wait", "barrier_spin_us", "optimism_window", "timeline_period_ms", "quiet", "json", "timeline", "check",
-    "describe", "end_time",
-})
 PILOT_RUNS = 3           # the fastest counts
 PILOT_TRIES = 8          # runs at most, waiting for undisturbed ones
 # A pilot run's length (less when the target itself is short). The 2fb74de pair's pilots of
@@ -86,11 +76,19 @@ def parse_options(argv):
     return out
 
 
-def work_of(options):
+def work_of(options, work_options=None):
     """What decides the simulated work, from parsed options or an engine JSON's config
-    (dashes or underscores). PEs default to the threads, as in the engine."""
+    (dashes or underscores): the options the engine declares as work (option_def.h's `work`:
+    the model, its shape and parameters, the seed; `work_options`, by default the built
+    engine's `--describe`), so a new policy option needs no edit here. The end time is what
+    calibration finds, so it is not part of the key it finds it for. PEs default to the
+    threads, as in the engine."""
+    if work_options is None:
+        work_options = engine_policies.work_options()
+    names = {n.replace("-", "_") for n in work_options} - {"end_time"}
     opts = {k.replace("-", "_"): v for k, v in options.items()}
-    work = {k: str(v) for k, v in opts.items() if k not in NOT_WORK and v not in (None, False)}
+    # `is`: a 0 from a JSON config is a value (0 == False), an unset flag is not
+    work = {k: str(v) for k, v in opts.items() if k in names and v is not None and v is not False}
     work.setdefault("model", "phold")
     work["pes"] = str(opts.get("pes") or opts.get("threads") or 1)
     return dict(sorted(work.items()))

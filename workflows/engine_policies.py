@@ -31,3 +31,10 @@ def is_adaptive(mode):
         if m["name"] == mode:
             return bool(m["adapts_threads"])
     raise EngineDescribeError(f"the engine has no mode {mode!r}")
+
+
+def work_options():
+    """The options that change which events are simulated (the model, its shape and
+    parameters, the seed, the end time): the engine declares them (option_def.h's `work`),
+    and every other option, each policy's included, only changes how they are run."""
+    return frozenset(describe()["work_options"])

@@ -119,6 +119,19 @@ def test_no_import_runs_up_the_layers():
     assert not upward, "imports that run up the layers: " + "; ".join(sorted(upward))
 
 
+def test_every_policy_option_is_in_the_determinism_suite():
+    """The determinism suite is extended with every engine option: each option a policy
+    declares (airpdes --describe) is run there away from its default, so a new detector's
+    or mode's option cannot change what is committed unnoticed."""
+    determinism = read("engine", "tests", "determinism.py")
+    d = json.loads(subprocess.run([AIRPDES, "--describe"], capture_output=True, text=True, check=True).stdout)
+    options = [o["name"] for kind, items in d.items() if kind not in ("models", "work_options")
+               for p in items for o in p["options"]]
+    assert len(options) > 10
+    missing = [o for o in options if f'"--{o}"' not in determinism]
+    assert not missing, f"policy options the determinism suite never sets: {missing}"
+
+
 def test_the_engine_describes_its_policies_for_the_python_side():
     """`airpdes --describe` lists every registered policy, with the mode flags the Python
     side needs instead of lists of names (workflows/engine_policies.py)."""

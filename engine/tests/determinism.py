@@ -45,6 +45,14 @@ PARALLEL = [
     ("fm", 2, 2, "--pin"), ("fm", 3, 3, "--pin"), ("dm", 2, 4, "--pin"),
     ("ladm", 2, 4, "--detector", "pi", "--reactivation", "rap", "--pin"),
     ("adm", 3, 4, "--detector", "rq", "--reactivation", "pr", "--pin"),
+    # every policy's options away from their defaults (tests/test_architecture.py wants each
+    # option --describe lists here): LADM's batch of a foreign PE's events, APTE's and RQ's
+    # thresholds low enough to act, PI's threshold and the detector's check interval
+    ("ladm", 2, 4, "--detector", "pi", "--reactivation", "rap", "--n-batch", "2", "--detect-after-ms", "0"),
+    ("adm", 2, 2, "--detector", "apte", "--reactivation", "rap", "--apte-threshold", "1.5", "--detect-after-ms", "0",
+     "--detect-interval", "4"),
+    ("ladm", 3, 3, "--detector", "rq", "--reactivation", "pr", "--rq-threshold", "0.1", "--detect-after-ms", "0"),
+    ("adm", 2, 3, "--detector", "pi", "--reactivation", "rap", "--pi-threshold-us", "50", "--detect-after-ms", "0"),
 ]
 
 _refs = {}

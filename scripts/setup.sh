@@ -40,6 +40,9 @@ fi
 .venv/bin/pip install -q --no-deps --no-build-isolation -e . >/dev/null
 
 echo "setup: building the engine (engine/build)"
-cmake -S engine -B engine/build -DCMAKE_BUILD_TYPE=Release >/dev/null
+# Under CI a compiler warning is an error (engine/CMakeLists.txt, AIR_WERROR); stated every
+# time, so a local set-up after a CI one turns it off again.
+werror=OFF; [ "${CI:-}" = true ] && werror=ON
+cmake -S engine -B engine/build -DCMAKE_BUILD_TYPE=Release -DAIR_WERROR="$werror" >/dev/null
 cmake --build engine/build -j"$(nproc)" >/dev/null
 echo "setup: done. Activate with: . .venv/bin/activate"

@@ -23,15 +23,19 @@ static void *xcalloc(size_t n, size_t size)
     return p;
 }
 
-/* A policy by name, for library callers too (airpdes has checked the names already). */
-static const void *policy(const air_named *const *list, const char *option, const char *name)
+/* The policy of a kind chosen by name, and its option values (NULL: it has none): one
+ * lookup in the kind's registry. For library callers too (airpdes has checked the names). */
+static const void *policy(const air_options *o, air_policy_kind kind, const char *name,
+                          const air_option_value **values)
 {
-    const air_named *n = air_registry_find(list, name);
-    if (!n) {
-        fprintf(stderr, "airpdes: unknown --%s %s\n", option, name);
+    const air_policy_list *kind_list = &air_policy_lists[kind];
+    int i = air_registry_index(kind_list->list, name);
+    if (i < 0) {
+        fprintf(stderr, "airpdes: unknown --%s %s\n", kind_list->option, name);
         exit(2);
     }
-    return n;
+    *values = air_options_policy_values_at(o, kind, i);
+    return kind_list->list[i];
 }
 
 air_engine *air_engine_create(air_options *o)
@@ -41,7 +45,7 @@ air_engine *air_engine_create(air_options *o)
     memset(e, 0, sizeof *e);
     e->opt = o;
     e->model = o->model_def;
-    e->mode = policy(air_mode_list, "mode", o->mode);
+    e->mode = policy(o, AIR_MODES, o->mode, &e->mode_opt);
     e->seq = e->mode->sequential;
     e->adaptive = e->mode->adaptive;
     air_sim_info *in = &e->info;
@@ -56,16 +60,15 @@ air_engine *air_engine_create(air_options *o)
     air_pool_shared_init(&e->pool, sizeof(air_event) + e->rec_size);
 
     e->mapping = e->mode->mapping;
-    e->detector = e->adaptive ? policy(air_detector_list, "detector", o->detector) : NULL;
-    e->reactivation = policy(air_reactivation_list, "reactivation", o->reactivation);
-    e->sync = policy(air_sync_list, "sync", o->sync);
-    e->barrier_wait = policy(air_barrier_wait_list, "barrier-wait", o->barrier_wait);
-    if (e->barrier_wait->resolve) e->barrier_wait = e->barrier_wait->resolve(o);
-    e->mode_opt = air_options_policy_values(o, AIR_MODES, e->mode->id.name);
-    e->sync_opt = air_options_policy_values(o, AIR_SYNCS, e->sync->id.name);
-    e->detector_opt = e->detector ? air_options_policy_values(o, AIR_DETECTORS, e->detector->id.name) : NULL;
-    e->reactivation_opt = air_options_policy_values(o, AIR_REACTIVATIONS, e->reactivation->id.name);
-    e->barrier_wait_opt = air_options_policy_values(o, AIR_BARRIER_WAITS, e->barrier_wait->id.name);
+    e->detector = e->adaptive ? policy(o, AIR_DETECTORS, o->detector, &e->detector_opt) : NULL;
+    e->reactivation = policy(o, AIR_REACTIVATIONS, o->reactivation, &e->reactivation_opt);
+    e->sync = policy(o, AIR_SYNCS, o->sync, &e->sync_opt);
+    e->barrier_wait = policy(o, AIR_BARRIER_WAITS, o->barrier_wait, &e->barrier_wait_opt);
+    /* a wait that picks another (auto) runs that one, with that one's options */
+    if (e->barrier_wait->resolve) {
+        e->barrier_wait = e->barrier_wait->resolve(o);
+        e->barrier_wait_opt = air_options_policy_values(o, AIR_BARRIER_WAITS, e->barrier_wait->id.name);
+    }
     e->loadavg_fd = e->barrier_wait->reads_runnable ? open("/proc/loadavg", O_RDONLY | O_CLOEXEC) : -1;
     CPU_ZERO(&e->allowed_cpus);
     int ncpus = sched_getaffinity(0, sizeof e->allowed_cpus, &e->allowed_cpus) == 0 ? CPU_COUNT(&e->allowed_cpus) : 0;

@@ -175,11 +175,15 @@ air_option_value *air_options_value(air_options *o, const char *option_name)
     return lookup_policy_option(o, option_name, strlen(option_name), &slot) ? slot : NULL;
 }
 
-const air_option_value *air_options_policy_values(const air_options *o, air_policy_kind kind, const char *name)
+const air_option_value *air_options_policy_values_at(const air_options *o, air_policy_kind kind, int i)
 {
-    int i = air_registry_index(air_policy_lists[kind].list, name);
     /* a policy past the rows has no options (policy_defaults refuses any that has) */
     return i < 0 || i >= AIR_MAX_POLICIES ? NULL : o->policy_values[kind][i];
+}
+
+const air_option_value *air_options_policy_values(const air_options *o, air_policy_kind kind, const char *name)
+{
+    return air_options_policy_values_at(o, kind, air_registry_index(air_policy_lists[kind].list, name));
 }
 
 /* Every policy's options at their defaults. A registry that outgrew air_options, an

@@ -56,6 +56,8 @@ int air_options_defaults(air_options *o);
  * policy, or one without options past AIR_MAX_POLICIES): what the engine hands the running
  * policy. */
 const air_option_value *air_options_policy_values(const air_options *o, air_policy_kind kind, const char *name);
+/* the same for the policy at place i of its kind's registry (-1 or past the rows: NULL) */
+const air_option_value *air_options_policy_values_at(const air_options *o, air_policy_kind kind, int i);
 /* Where a policy option's value is kept, by the option's name (NULL: no policy declares it). */
 air_option_value *air_options_value(air_options *o, const char *option_name);
 

@@ -160,6 +160,15 @@ def test_a_configuration_is_far_only_beyond_the_share_it_usually_shows(tmp_path)
     assert level.judge(steady, far, config="x")["ran_far"]
     assert level.judge(steady, near, config="x", started_far=True)["ran_far"]
     assert level.judge(steady, near, config="x")["usual_far_share"] is None
+    # A far probe after the run, or a far start: the share alone, whatever the usual one
+    # (a usual share seeded by a run that was far all along, probes near on both sides).
+    level = placement.NearLevel(path)
+    all_far = _handoff(n400=1000)
+    assert level.judge(all_far, near, config="y")["ran_far"]  # the first: by its share
+    seeded = level.judge(all_far, near, config="y")
+    assert (seeded["usual_far_share"], seeded["ran_far"]) == (1.0, False)  # probes near: excused
+    for judged in (level.judge(all_far, far, config="y"), level.judge(all_far, near, config="y", started_far=True)):
+        assert (judged["usual_far_share"], judged["ran_far"]) == (1.0, True)
     # Without a configuration (the calibration's pilots): the share alone, as before.
     assert placement.NearLevel(path).judge(steady, near)["ran_far"]
     # Another boot may be another host: nothing usual yet.

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""What a far vCPU placement costs the engine: FM no-load runs back to back, each classed by
+"""What a far vCPU placement costs the engine: no-load runs (FM unless --modes says) back to back, each classed by
 its own barrier hand-offs (workflows/placement.py's far_share: near under 0.1, far at 0.5
 and above, mixed between), and per remote level the median speed of each class.
 
-    python3 engine/bench/far_penalty.py [--remote 0,0.2] [--rounds 12] [--other BINARY]
+    python3 engine/bench/far_penalty.py [--remote 0,0.2] [--modes fm] [--rounds 12] [--other BINARY]
 
 A VM whose host moves its two vCPUs apart (docs/workflow.md, "Far vCPU placement") runs
 near and far phases of seconds to a minute; runs of ~2.5 s (each level's end time is set by
@@ -33,9 +33,9 @@ PILOT_END = 3000.0
 NEAR_BELOW, FAR_FROM = 0.1, 0.5
 
 
-def run(binary, remote, end_time):
+def run(binary, mode, remote, end_time):
     with tempfile.TemporaryDirectory() as d:
-        argv = [str(binary), "--model", "phold", "--mode", "fm", "--threads", "2", "--pes", "2", "--pin",
+        argv = [str(binary), "--model", "phold", "--mode", mode, "--threads", "2", "--pes", "2", "--pin",
                 "--lps-per-pe", "1000", "--remote", str(remote), "--end-time", str(end_time),
                 "--quiet", "--json", f"{d}/o.json"]
         subprocess.run(argv, check=True)
@@ -73,6 +73,8 @@ def main(argv):
     ap = argparse.ArgumentParser(prog="far_penalty", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--remote", type=levels, default=[0.0, 0.2], help="PHOLD remote levels, comma-separated [0,0.2]")
+    ap.add_argument("--modes", type=lambda t: t.split(","), default=["fm"],
+                    help="parallel modes, comma-separated [fm]; adm moves PE state between the threads every iteration")
     ap.add_argument("--rounds", type=int, default=12, help="runs per level and binary [12]")
     ap.add_argument("--other", type=Path, help="another airpdes binary to compare within each placement")
     a = ap.parse_args(argv)
@@ -82,27 +84,33 @@ def main(argv):
             ap.exit(2, f"far_penalty: no engine binary at {b} (build it: cmake --build engine/build)\n")
     if a.rounds < 1:
         ap.exit(2, "far_penalty: --rounds must be at least 1\n")
+    known = {m["name"] for m in json.loads(subprocess.run([str(ENGINE), "--describe"], capture_output=True,
+                                                             text=True, check=True).stdout)["modes"] if not m["sequential"]}
+    if not a.modes or any(m not in known for m in a.modes):
+        ap.exit(2, f"far_penalty: --modes takes parallel modes of this engine: {', '.join(sorted(known))}\n")
+    cases = [(m, x) for m in a.modes for x in a.remote]
     ends = {}
-    for x in a.remote:
-        pilot = run(ENGINE, x, PILOT_END)
-        ends[x] = round(PILOT_END * TARGET_S / pilot["wall"])
-    print(f"end times for ~{TARGET_S} s runs: " + ", ".join(f"remote {x}: {e}" for x, e in ends.items()), flush=True)
-    runs = {(b, x): [] for b in binaries for x in a.remote}
+    for m, x in cases:  # the same work in every mode (a mode's own speed sets nothing)
+        if x not in ends:
+            pilot = run(ENGINE, "fm", x, PILOT_END)
+            ends[x] = round(PILOT_END * TARGET_S / pilot["wall"])
+    print(f"end times for ~{TARGET_S} s FM runs: " + ", ".join(f"remote {x}: {e}" for x, e in ends.items()), flush=True)
+    runs = {(b, c): [] for b in binaries for c in cases}
     for r in range(a.rounds):
-        for x in a.remote:
+        for c in cases:
             for b in (binaries if r % 2 == 0 else binaries[::-1]):
-                runs[(b, x)].append(run(b, x, ends[x]))
-        last = [runs[(b, x)][-1]["far"] for b in binaries for x in a.remote]
+                runs[(b, c)].append(run(b, c[0], c[1], ends[c[1]]))
+        last = [runs[(b, c)][-1]["far"] for b in binaries for c in cases]
         print(f"round {r + 1}/{a.rounds}: far shares " + ", ".join("-" if f is None else f"{f:.2f}" for f in last),
               flush=True)
-    for x in a.remote:
+    for c in cases:
         for b in binaries:
             name = "this build" if b == ENGINE else str(b)
-            by = {c: [r for r in runs[(b, x)] if placement_class(r["far"]) == c] for c in ("near", "mixed", "far")}
-            print(f"remote {x}, {name}:")
-            for c, rs in by.items():
+            by = {k: [r for r in runs[(b, c)] if placement_class(r["far"]) == k] for k in ("near", "mixed", "far")}
+            print(f"{c[0]} at remote {c[1]}, {name}:")
+            for k, rs in by.items():
                 if rs:
-                    print(f"  {c:5s} {summary(rs)}")
+                    print(f"  {k:5s} {summary(rs)}")
             if by["near"] and by["far"]:
                 near = statistics.median(r["rate"] for r in by["near"])
                 far = statistics.median(r["rate"] for r in by["far"])

@@ -140,6 +140,7 @@ def test_the_engine_describes_its_policies_for_the_python_side():
     modes = {m["name"]: m for m in d["modes"]}
     assert {n for n, m in modes.items() if m["adapts_threads"]} == {"adm", "ladm"}
     assert [n for n, m in modes.items() if m["sequential"]] == ["seq"]
+    assert [n for n, m in modes.items() if m["helps_orphans"]] == ["ladm"]  # determinism.py's orphan-help check
     for key in ("modes", "syncs", "detectors", "reactivations", "barrier_waits", "models"):
         assert d[key] and sum(x["default"] for x in d[key]) == 1, key
         assert all(x["help"] for x in d[key]), key

@@ -99,6 +99,9 @@ struct air_thread {
 typedef struct air_mapping {
     air_pe *(*acquire)(air_engine *e, air_thread *t); /* NULL: nothing to run now */
     void (*release)(air_engine *e, air_thread *t, air_pe *pe);
+    /* threads keep a primary PE and run another only to help it while its thread is
+     * inactive (a PE's non_primary_iterations count that help; --describe: helps_orphans) */
+    int helps_orphans;
 } air_mapping;
 
 typedef struct air_mode {

@@ -23,4 +23,4 @@ static void dm_release(air_engine *e, air_thread *t, air_pe *pe)
     air_pe_unlock(pe);
 }
 
-const air_mapping air_mapping_dm = { dm_acquire, dm_release };
+const air_mapping air_mapping_dm = { dm_acquire, dm_release, .helps_orphans = 0 };

@@ -11,4 +11,4 @@ static void fm_release(air_engine *e, air_thread *t, air_pe *pe)
     (void)e; (void)t; (void)pe;
 }
 
-const air_mapping air_mapping_fm = { fm_acquire, fm_release };
+const air_mapping air_mapping_fm = { fm_acquire, fm_release, .helps_orphans = 0 };

@@ -90,4 +90,4 @@ static void ladm_release(air_engine *e, air_thread *t, air_pe *pe)
     air_pe_unlock(pe);
 }
 
-const air_mapping air_mapping_ladm = { ladm_acquire, ladm_release };
+const air_mapping air_mapping_ladm = { ladm_acquire, ladm_release, .helps_orphans = 1 };

@@ -100,6 +100,7 @@ static void describe_list(air_json *j, air_policy_kind kind)
             const air_mode *m = (const air_mode *)list[i];
             air_json_bool(j, "adapts_threads", m->adaptive);
             air_json_bool(j, "sequential", m->sequential);
+            air_json_bool(j, "helps_orphans", m->mapping && m->mapping->helps_orphans);
         }
         air_json_end_obj(j);
     }

@@ -44,7 +44,7 @@ const char *air_registry_default(const air_named *const *list);
 const char *air_registry_names(const air_named *const *list, const char *sep, char *buf, size_t len);
 
 /* --describe: every policy list and model as JSON ({"modes": [{"name", "help", "default",
- * "options", "adapts_threads", "sequential"}], "syncs": [...], ..., "work_options": [the
+ * "options", "adapts_threads", "sequential", "helps_orphans"}], "syncs": [...], ..., "work_options": [the
  * options that change which events are simulated]}), so scripts ask the engine instead of
  * keeping their own lists of names */
 void air_registry_describe(FILE *f);

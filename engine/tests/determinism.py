@@ -68,6 +68,9 @@ def seq_reference(model_args, pes):
 # What the runs exercised, so that a suite whose threads were never deactivated (or orphan
 # PEs never helped) cannot pass as if it had covered those paths.
 seen = {"deactivations": 0, "reactivations": 0, "non_primary_iterations": 0}
+# The modes whose non_primary_iterations are help to an inactive thread's PE (LADM's), not
+# a mapping that runs any free PE (DM, ADM).
+HELPS_ORPHANS = {m["name"] for m in registry("modes") if m["helps_orphans"]}
 
 
 def check_all(model_args, cases, tag=""):
@@ -79,7 +82,7 @@ def check_all(model_args, cases, tag=""):
         if j is not None:
             for k in ("deactivations", "reactivations"):
                 seen[k] += sum(t[k] for t in j["threads"])
-            if mode == "ladm":
+            if mode in HELPS_ORPHANS:
                 seen["non_primary_iterations"] += sum(p["non_primary_iterations"] for p in j["pes"])
 
 

@@ -7,7 +7,7 @@ and above, mixed between), and per remote level the median speed of each class.
 
 A VM whose host moves its two vCPUs apart (docs/workflow.md, "Far vCPU placement") runs
 near and far phases of seconds to a minute; runs of ~2.5 s (each level's end time is set by
-a pilot run) mostly fall in one. Per run it reads the event rate and the handlers' own rate
+an FM pilot run, the same work in every mode) mostly fall in one. Per run it reads the event rate and the handlers' own rate
 (events per second of process_batch, the threads' busy_s): a penalty that shows in the
 handlers' rate is the engine's work running slower, not its threads waiting for each other.
 With --other, that binary runs beside this build's in alternating order (ABBA) and each is
@@ -75,7 +75,7 @@ def main(argv):
     ap.add_argument("--remote", type=levels, default=[0.0, 0.2], help="PHOLD remote levels, comma-separated [0,0.2]")
     ap.add_argument("--modes", type=lambda t: t.split(","), default=["fm"],
                     help="parallel modes, comma-separated [fm]; adm moves PE state between the threads every iteration")
-    ap.add_argument("--rounds", type=int, default=12, help="runs per level and binary [12]")
+    ap.add_argument("--rounds", type=int, default=12, help="runs per mode, level and binary [12]")
     ap.add_argument("--other", type=Path, help="another airpdes binary to compare within each placement")
     a = ap.parse_args(argv)
     binaries = [ENGINE] + ([a.other] if a.other else [])
@@ -89,11 +89,8 @@ def main(argv):
     if not a.modes or any(m not in known for m in a.modes):
         ap.exit(2, f"far_penalty: --modes takes parallel modes of this engine: {', '.join(sorted(known))}\n")
     cases = [(m, x) for m in a.modes for x in a.remote]
-    ends = {}
-    for m, x in cases:  # the same work in every mode (a mode's own speed sets nothing)
-        if x not in ends:
-            pilot = run(ENGINE, "fm", x, PILOT_END)
-            ends[x] = round(PILOT_END * TARGET_S / pilot["wall"])
+    # one end time per level from an FM pilot: every mode simulates the same work
+    ends = {x: round(PILOT_END * TARGET_S / run(ENGINE, "fm", x, PILOT_END)["wall"]) for x in a.remote}
     print(f"end times for ~{TARGET_S} s FM runs: " + ", ".join(f"remote {x}: {e}" for x, e in ends.items()), flush=True)
     runs = {(b, c): [] for b in binaries for c in cases}
     for r in range(a.rounds):

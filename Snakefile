@@ -21,7 +21,8 @@ from snakemake.utils import min_version, validate
 
 from analysis.claims import ClaimError, check_claims
 from workflows.experiments import (ExperimentError, all_trials, block_order, block_ranks, estimate_minutes, NEAR_HOST,
-                                  previous_block, profile_label, runner_args, top_up_half_width, top_up_minutes)
+                                  previous_block, profile_label, runner_args, top_up_half_width, top_up_minutes,
+                                  two_looks)
 from workflows.snakemake_timers import cancel_rate_limit_timers
 
 min_version("9.0")

@@ -19,7 +19,7 @@ from analysis.recorded_machine import machine_facts
 from analysis.set_aside import SET_ASIDE
 from analysis.stats import number as _f, read_rows, series_of
 from workflows import placement
-from workflows.experiments import at_scale, load_counts, load_experiment, top_up_reps
+from workflows.experiments import at_scale, load_counts, load_experiment, two_looks
 
 
 def _values(v):
@@ -211,8 +211,8 @@ def experiment_claims(exp, table, claims_path, scale):
     (the claims of configs/claims.yaml whose table is this experiment)."""
     doc = claims_mod.load_claims(claims_path)
     doc = {**doc, "claims": [c for c in doc["claims"] if c["table"] == exp["name"]]}
-    two_looks = {exp["name"]} if top_up_reps(exp, scale) else set()
-    return {r["id"]: r for r in claims_mod.summarise(doc, [table], two_looks)}
+    looks = {exp["name"]} if two_looks(exp, scale) else set()
+    return {r["id"]: r for r in claims_mod.summarise(doc, [table], looks)}
 
 
 def main(argv=None):

@@ -25,6 +25,7 @@ instead of the best multiples: the experiments named at those repetitions, the o
 the runs' own; it prints each claim it moves and what the plan costs by the estimate.
 """
 import argparse
+import json
 import math
 import sys
 from pathlib import Path
@@ -82,8 +83,16 @@ def minutes_per_repetition(scale):
 
 
 def two_looks_of(runs):
-    """The experiments with a top-up in these runs: their claims are judged at 97.5%."""
-    return {p.stem for r in runs for p in (Path(r) / "top-up").glob("*.json")}
+    """The experiments whose claims these runs judged at 97.5%: those with a first-look
+    decision at two looks' level (a top-up only precision asks for keeps 95%)."""
+    return {p.stem for r in runs for p in (Path(r) / "top-up").glob("*.json") if _level(p) == TWO_LOOKS}
+
+
+def _level(decision_path):
+    try:
+        return json.loads(decision_path.read_text()).get("level", TWO_LOOKS)
+    except (OSError, ValueError):
+        return TWO_LOOKS  # a decision file the workflow wrote before it recorded its level
 
 
 def plan(runs, doc, times=TIMES, two_looks=()):

@@ -20,7 +20,8 @@ Reads each run's tables (results/<scale>/tables/*.csv, summary.csv) and trial re
 - trials whose machine-speed probe ran slow against the run's median, and trials whose
   CPUs the host ran far apart (the probe's ping-pong; analysis/machine_speed.py), and the
   far runs the analysis set aside (analysis/set_aside.py);
-- which two-look experiments added repetitions, and the first-look verdicts that asked;
+- which experiments added their top-up repetitions, and the first-look verdicts or the
+  figure's precision that asked;
 - where the trials' time went: engine runs kept and made again, waits, calibration
   (analysis/time_spent.py);
 - whether the claims' statistics differ between the runs by more than their own intervals
@@ -40,6 +41,7 @@ from pathlib import Path
 from analysis import end_times, machine_speed, precision, repetition_plan
 from analysis.baselines import ran_far
 from analysis.claims import level_rows, level_samples, load_claims, read_run_tables, reversed_verdicts
+from analysis.sequential import SINGLE_LOOK
 from analysis.set_aside import SET_ASIDE
 from analysis.stats import read_rows
 from analysis.time_spent import named_records, summary_line, time_spent, timed
@@ -256,7 +258,7 @@ def trial_facts(run, min_engine_s):
 
 
 def top_ups(run):
-    """'fig03-... (opt_vs_cons inconclusive)' per two-look experiment that added repetitions,
+    """'fig03-... (opt_vs_cons inconclusive)' per experiment with a top-up that added its repetitions,
     from the workflow's first-look decisions (results/<scale>/top-up/*.json)."""
     added, looked = [], 0
     for p in sorted((Path(run) / "top-up").glob("*.json")):
@@ -266,9 +268,14 @@ def top_ups(run):
             continue
         looked += 1
         if d.get("top_up"):
-            asked = ", ".join(f"{c} {v['verdict']}" for c, v in d.get("claims", {}).items() if v["verdict"] == "inconclusive")
-            added.append(f"{p.stem} ({asked})")
-    return f"{len(added)} of {looked}" + (f": {'; '.join(added)}" if added else "") if looked else "no two-look experiment"
+            asked = [f"{c} {v['verdict']}" for c, v in d.get("claims", {}).items()
+                     if v["verdict"] == "inconclusive" and d.get("level") != SINGLE_LOOK]
+            prec = d.get("precision") or {}
+            if prec.get("asks"):
+                hw = prec.get("median_half_width")
+                asked.append("median half-width " + ("unknown" if hw is None else f"{hw:.1%}") + f" over {prec['bar']:.0%}")
+            added.append(f"{p.stem} ({', '.join(asked)})")
+    return f"{len(added)} of {looked}" + (f": {'; '.join(added)}" if added else "") if looked else "no experiment with a top-up"
 
 
 def _by_policy(facts):
@@ -403,7 +410,7 @@ def report(a, b, figures, min_engine_s):
     ]
     for name, f in rows:
         lines.append(f"| {name} | {f(fa)} | {f(fb)} |")
-    lines.append(f"| two-look experiments that added repetitions | {top_ups(a)} | {top_ups(b)} |")
+    lines.append(f"| experiments with a top-up that added its repetitions | {top_ups(a)} | {top_ups(b)} |")
     lines.append("| where the trials' time went, first start to last end (analysis/time_spent.py) | "
                  + " | ".join(t["time"] for t in (fa, fb)) + " |")
     speed = [fa["speed"], fb["speed"]]

@@ -6,11 +6,14 @@ machine cannot measure never asks for them. With --half-width-over (the experime
 than that: the median of their 95% half-widths relative to the point (analysis/precision.py)
 exceeds it. That sample size follows the measured spread, not the effect, so it leaves the
 claims' error rates alone; a host whose speed wanders gets the repetitions a steady one
-does without. The decision is a JSON file that the workflow's `top_up` checkpoint reads to
-choose the experiment's trials.
+does without. With --precision-only (the experiment's `top_up_on_undecided: false`) only
+the precision asks: the claims are judged once, on every repetition run, at 95%, and the
+decision records their first-look verdicts at that level for the record. The decision is a
+JSON file that the workflow's `top_up` checkpoint reads to choose the experiment's trials.
 
     python -m analysis.top_up --experiment NAME --claims configs/claims.yaml \\
-        --table FIRST_LOOK.csv --out DECISION.json [--half-width-over 0.15 --plot EXPERIMENT.yaml]
+        --table FIRST_LOOK.csv --out DECISION.json [--half-width-over 0.15 --plot EXPERIMENT.yaml
+        [--precision-only]]
 """
 import argparse
 import json
@@ -20,20 +23,24 @@ from pathlib import Path
 from airbase.atomic import write_atomic
 from analysis import claims as claims_mod
 from analysis.precision import median_half_width
-from analysis.sequential import TWO_LOOKS
+from analysis.sequential import SINGLE_LOOK, TWO_LOOKS
 from analysis.stats import read_rows
 from workflows.experiments import ExperimentError, load_experiment
 
 
-def decide(doc, table_path, experiment, half_width_over=None, plot=None):
-    """{"top_up": bool, "claims": {id: verdict at the first look with its figures}, and with
-    half_width_over (and the figure's plot) "precision": {median_half_width, points, bar,
-    asks}}."""
+def decide(doc, table_path, experiment, half_width_over=None, plot=None, precision_only=False):
+    """{"top_up": bool, "level": the claims' interval level, "claims": {id: verdict at the
+    first look with its figures}, and with half_width_over (and the figure's plot)
+    "precision": {median_half_width, points, bar, asks}}. precision_only: an undecided
+    claim does not ask (and the claims are judged at one look's level)."""
+    if precision_only and half_width_over is None:
+        raise ValueError("precision_only needs half_width_over")
     mine = [c for c in doc["claims"] if c["table"] == experiment]
-    rows = claims_mod.summarise({**doc, "claims": mine}, [table_path], {experiment})
+    level = SINGLE_LOOK if precision_only else TWO_LOOKS
+    rows = claims_mod.summarise({**doc, "claims": mine}, [table_path], set() if precision_only else {experiment})
     looked = {r["id"]: {"verdict": r["verdict"], "reason": r["reason"]} for r in rows}
-    d = {"experiment": experiment, "level": TWO_LOOKS,
-         "top_up": any(r["verdict"] == "inconclusive" for r in rows), "claims": looked}
+    undecided = any(r["verdict"] == "inconclusive" for r in rows)
+    d = {"experiment": experiment, "level": level, "top_up": undecided and not precision_only, "claims": looked}
     if half_width_over is not None:
         med, points = median_half_width(read_rows(table_path), plot)
         # No point with two values yet (every run of a point failed or set aside): nothing
@@ -50,6 +57,8 @@ def _said(d):
     if p:
         hw = "no point with two runs" if p["median_half_width"] is None else f"{p['median_half_width']:.1%}"
         said += f"; median half-width {hw} ({'over' if p['asks'] else 'within'} {p['bar']:.0%})"
+    if d["level"] == SINGLE_LOOK:
+        said += "; only the precision asks"
     return said
 
 
@@ -63,6 +72,9 @@ def main(argv=None):
                     help="also add the repetitions when the figure's median relative half-width exceeds this")
     ap.add_argument("--plot", metavar="EXPERIMENT.yaml", help="the experiment whose plot gives the figure's points "
                     "(with --half-width-over)")
+    ap.add_argument("--precision-only", action="store_true",
+                    help="only the precision asks, not an undecided claim (with --half-width-over; the "
+                         "experiment's top_up_on_undecided: false); its claims keep 95%% intervals")
     a = ap.parse_args(argv)
     if Path(a.table).stem != a.experiment:
         print(f"top_up: --table {a.table}: its name must be {a.experiment}.csv (claims find tables by name)",
@@ -74,6 +86,9 @@ def main(argv=None):
         print(f"top_up: {e}", file=sys.stderr)
         return 2
     plot = None
+    if a.precision_only and a.half_width_over is None:
+        print("top_up: --precision-only needs --half-width-over SHARE and --plot EXPERIMENT.yaml", file=sys.stderr)
+        return 2
     if a.half_width_over is not None:
         if a.half_width_over <= 0 or not a.plot:
             print("top_up: --half-width-over needs a share > 0 and --plot EXPERIMENT.yaml", file=sys.stderr)
@@ -83,7 +98,7 @@ def main(argv=None):
         except ExperimentError as e:
             print(f"top_up: {e}", file=sys.stderr)
             return 2
-    d = decide(doc, a.table, a.experiment, a.half_width_over, plot)
+    d = decide(doc, a.table, a.experiment, a.half_width_over, plot, a.precision_only)
     write_atomic(a.out, json.dumps(d, indent=1) + "\n")
     said = _said(d)
     print(f"top_up: {a.experiment}: first look: {said} -> "

@@ -476,6 +476,7 @@ def test_bad_sweep_except_names_file_and_field(tmp_path, text, words):
     ("top_up_half_width: 0.15\n", "top_up_half_width: needs top_up"),
     ("top_up: 2\ntop_up_half_width: {smoke: null, quick: 0, paper: 0.1}\n", "top_up_half_width: 0 is not a share > 0"),
     ("top_up: 2\ntop_up_half_width: -1\n", "top_up_half_width"),
+    ("top_up: 2\ntop_up_on_undecided: false\n", "top_up_on_undecided: false needs top_up_half_width"),
 ])
 def test_a_precision_top_up_needs_repetitions_and_a_share(tmp_path, extra, words):
     """top_up_half_width (analysis/top_up.py) asks for the top-up repetitions by the first
@@ -490,3 +491,14 @@ def test_a_precision_top_up_per_scale():
     exp = {"top_up": 3, "top_up_half_width": {"smoke": None, "quick": 0.15, "paper": 0.1}}
     assert [top_up_half_width(exp, s) for s in ("smoke", "quick", "paper")] == [None, 0.15, 0.1]
     assert top_up_half_width({"top_up": 3}, "quick") is None
+
+
+def test_a_top_up_only_precision_asks_for_keeps_one_look():
+    """top_up_on_undecided: false: the claims are judged once (95%), and at a scale without
+    a bar nothing could ask, so no top-up repetitions are planned there."""
+    from workflows.experiments import top_up_reps, two_looks
+    exp = {"top_up": 2, "top_up_half_width": {"smoke": None, "quick": 0.15, "paper": 0.1},
+           "top_up_on_undecided": False}
+    assert [top_up_reps(exp, s) for s in ("smoke", "quick", "paper")] == [0, 2, 2]
+    assert [two_looks(exp, s) for s in ("smoke", "quick", "paper")] == [False] * 3
+    assert two_looks({**exp, "top_up_on_undecided": True}, "quick") and not two_looks({"top_up": 0}, "quick")

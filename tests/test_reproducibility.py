@@ -142,8 +142,16 @@ def test_two_look_experiments_that_added_repetitions(tmp_path):
     (a / "top-up" / "fig15-pcs.json").write_text(json.dumps(
         {"top_up": False, "claims": {"pcs": {"verdict": "differs", "reason": "below"}}}))
     text = reproducibility.report(a, b, ["fig01-fm-slowdown"], 2.0)
-    assert ("| two-look experiments that added repetitions | 1 of 2: fig03-optimistic-vs-conservative "
-            "(opt_vs_cons inconclusive) | no two-look experiment |") in text
+    assert ("| experiments with a top-up that added its repetitions | 1 of 2: fig03-optimistic-vs-conservative "
+            "(opt_vs_cons inconclusive) | no experiment with a top-up |") in text
+    # a top-up only the precision asks for (top_up_on_undecided: false): its undecided claim
+    # did not ask, the figure's half-width did
+    (b / "top-up").mkdir()
+    (b / "top-up" / "fig07-no-load.json").write_text(json.dumps(
+        {"top_up": True, "level": 0.95, "claims": {"ladm_overhead": {"verdict": "inconclusive", "reason": "straddles"}},
+         "precision": {"median_half_width": 0.2, "points": 6, "bar": 0.15, "asks": True}}))
+    text = reproducibility.report(a, b, ["fig01-fm-slowdown"], 2.0)
+    assert "| 1 of 1: fig07-no-load (median half-width 20.0% over 15%) |" in text
 
 
 def test_slow_machine_and_the_workflows_own_cpu(tmp_path):

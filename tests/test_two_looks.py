@@ -133,6 +133,34 @@ def test_an_undecided_claim_still_asks_when_the_figure_is_precise(tmp_path):
     assert d["top_up"] is True and d["precision"]["asks"] is False
 
 
+@pytest.mark.parametrize("bar, more", [(10.0, False), (0.12, True)])
+def test_a_precision_only_top_up_ignores_undecided_claims(tmp_path, bar, more):
+    """top_up_on_undecided: false: an undecided claim does not ask, only the figure's
+    half-width (12.4% here) does, and the claims are judged at one look's 95%: the values
+    whose 95% interval clears 0.9 agree, where two looks' 97.5% would leave them undecided."""
+    table = tmp_path / "fig03-optimistic-vs-conservative.csv"
+    write_table(table, [1.10, 1.20, 1.30])
+    straddles = top_up.decide(doc_with({"greater_than": 1.1}), table, "fig03-optimistic-vs-conservative",
+                              bar, PLOT, precision_only=True)
+    assert straddles["claims"]["synthetic"]["verdict"] == "inconclusive"
+    assert straddles["top_up"] is more and straddles["level"] == SINGLE_LOOK
+    clears = top_up.decide(doc_with({"greater_than": 0.9}), table, "fig03-optimistic-vs-conservative",
+                           bar, PLOT, precision_only=True)
+    assert clears["claims"]["synthetic"]["verdict"] == "agrees"
+    with pytest.raises(ValueError):
+        top_up.decide(doc_with({"greater_than": 0.9}), table, "fig03-optimistic-vs-conservative", precision_only=True)
+
+
+def test_top_up_cli_refuses_precision_only_without_a_bar(tmp_path):
+    table = tmp_path / "fig07-no-load.csv"
+    write_table(table, [1.0, 1.1])
+    r = subprocess.run([sys.executable, "-m", "analysis.top_up", "--experiment", "fig07-no-load", "--claims",
+                        str(paths.CONFIGS / "claims.yaml"), "--table", str(table), "--out", str(tmp_path / "d.json"),
+                        "--precision-only"], cwd=paths.ROOT, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--precision-only needs --half-width-over" in r.stderr
+    assert not (tmp_path / "d.json").exists()
+
+
 def test_top_up_cli_refuses_a_bar_without_its_plot(tmp_path):
     table = tmp_path / "fig15-pcs.csv"
     write_table(table, [1.0, 1.1])
@@ -161,8 +189,7 @@ def test_top_up_cli_refuses_a_misnamed_table(tmp_path):
 # straddles its bound whatever the machine does, "rep > -100" agrees.
 
 def scratch(figure, extra=""):
-    return textwrap.dedent(f"""\
-        {extra}
+    return extra + "\n" + textwrap.dedent(f"""\
         figure: {figure}
         title: a scratch two-look experiment
         paper_finding: none
@@ -188,22 +215,26 @@ def test_workflow_adds_repetitions_only_where_a_claim_is_undecided(tmp_path):
     times are never that alike) and gets its top-up; the decided one's bar of 1000 (100000%)
     never asks."""
     undecided, decided, imprecise = "fig03-optimistic-vs-conservative", "fig15-pcs", "fig07-no-load"
+    precise_only = "fig08-one-load"  # top_up_on_undecided: false, its claim undecided, its figure precise
     for name, fig, extra in ((undecided, "Fig. 3", ""), (decided, "Fig. 15", "top_up_half_width: 1000"),
-                             (imprecise, "Fig. 7", "top_up_half_width: 1.0e-9")):
+                             (imprecise, "Fig. 7", "top_up_half_width: 1.0e-9"),
+                             (precise_only, "Fig. 8", "top_up_half_width: 1000\ntop_up_on_undecided: false")):
         (tmp_path / f"{name}.yaml").write_text(scratch(fig, extra))
     doc = yaml.safe_load((paths.CONFIGS / "claims.yaml").read_text())
-    doc["claims"] = [rep_claim("undecided", undecided, 0.5), rep_claim("decided", decided, -100)]
+    doc["claims"] = [rep_claim("undecided", undecided, 0.5), rep_claim("decided", decided, -100),
+                     rep_claim("undecided_alone", precise_only, 0.5)]
     (tmp_path / "claims.yaml").write_text(yaml.safe_dump(doc))
     work = tmp_path / "work"
     config = ["scale=smoke", f"claims={tmp_path / 'claims.yaml'}",
-              "experiments=[" + ",".join(str(tmp_path / f"{n}.yaml") for n in (undecided, decided, imprecise)) + "]"]
+              "experiments=[" + ",".join(str(tmp_path / f"{n}.yaml")
+                                         for n in (undecided, decided, imprecise, precise_only)) + "]"]
     run = lambda *a: run_workflow([sys.executable, "-m", "snakemake", "-d", str(work), *a, "--config", *config,
                                    "--", "results/smoke/tables/summary.csv"], cwd=paths.ROOT)
     r = run("--cores", "2")
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-3000:]
     # the estimate names the possible top-ups, and why (here one experiment asks for precision)
-    assert "up to 3 more" in out and "where a claim is undecided or a figure less precise than asked" in out
+    assert "up to 4 more" in out and "where a claim is undecided or a figure less precise than asked" in out
     trials = work / "results/smoke/trials"
     assert sorted(p.name for p in (trials / undecided).glob("*.json")) == [f"profnone-rep{i}.json" for i in range(3)]
     assert sorted(p.name for p in (trials / decided).glob("*.json")) == [f"profnone-rep{i}.json" for i in range(2)]
@@ -222,6 +253,14 @@ def test_workflow_adds_repetitions_only_where_a_claim_is_undecided(tmp_path):
     assert summary["undecided"]["n"] == "3" and summary["undecided"]["verdict"] == "inconclusive"
     assert summary["decided"]["n"] == "2" and summary["decided"]["verdict"] == "agrees"
     assert summary["undecided"]["interval"] == summary["decided"]["interval"] == interval_text(TWO_LOOKS)
+    # precision alone decides a top_up_on_undecided: false experiment, and its claims keep 95%
+    alone = json.loads((work / f"results/smoke/top-up/{precise_only}.json").read_text())
+    assert alone["top_up"] is False and alone["level"] == SINGLE_LOOK
+    assert alone["claims"]["undecided_alone"]["verdict"] == "inconclusive" and alone["precision"]["asks"] is False
+    assert sorted(p.name for p in (trials / precise_only).glob("*.json")) == [f"profnone-rep{i}.json" for i in range(2)]
+    assert summary["undecided_alone"]["n"] == "2" and summary["undecided_alone"]["interval"] == interval_text(SINGLE_LOOK)
+    assert f"{precise_only}: first look: undecided_alone inconclusive; median half-width" in out
+    assert "only the precision asks -> no repetitions added" in out
     with open(work / f"results/smoke/tables/{undecided}.csv") as f:
         assert sorted(r["rep"] for r in csv.DictReader(f)) == ["0", "1", "2"]
     r = run("-n")

@@ -12,8 +12,9 @@ def first_look_files(scale, exp):
 
 
 def two_look_experiments(scale):
-    """Experiments that add repetitions when a claim on them is undecided (analysis/sequential.py)."""
-    return [e for e, (_, trials) in PLAN[scale].items() if any(t["top_up"] for t in trials)]
+    """Experiments that add repetitions when a claim on them is undecided (analysis/sequential.py);
+    not those whose top-up only precision asks for (top_up_on_undecided: false)."""
+    return [e for e, (exp, _) in PLAN[scale].items() if two_looks(exp, scale)]
 
 
 def trial_files(scale, exp):
@@ -40,7 +41,10 @@ def precision_args(scale, exp):
     top-up by precision at this scale (top_up_half_width), else nothing."""
     e = PLAN[scale][exp][0]
     bar = top_up_half_width(e, scale)
-    return "" if bar is None else f"--half-width-over {bar:g} --plot {shlex.quote(e['path'])}"
+    if bar is None:
+        return ""
+    only = "" if two_looks(e, scale) else " --precision-only"
+    return f"--half-width-over {bar:g} --plot {shlex.quote(e['path'])}{only}"
 
 
 checkpoint top_up:

@@ -98,6 +98,7 @@ def load_experiment(name_or_path):
                     where = f"sweep_except.{scale}[{i}]" if scale else f"sweep_except[{i}]"
                     errors.append(f"{path}: {where}: '{var}' is not a sweep variable ({', '.join(sweep)})")
     errors += _check_top_up_half_width(data, path)
+    errors += _check_top_up_on_undecided(data, path)
     if COUNT_VAR in sweep and not errors:
         errors += _check_load_count(data, path)
     if errors:
@@ -129,6 +130,13 @@ def _check_top_up_half_width(data, path):
     if (data.get("plot") or {}).get("kind") == "timeline":
         errors.append(f"{where}: a timeline plot has no points with intervals")
     return errors
+
+
+def _check_top_up_on_undecided(data, path):
+    """top_up_on_undecided: false leaves the top-up to precision alone, so it needs the bar."""
+    if data.get("top_up_on_undecided", True) or "top_up_half_width" in data:
+        return []
+    return [f"{path}: top_up_on_undecided: false needs top_up_half_width, the only reason left to top up"]
 
 
 def top_up_half_width(exp, scale):
@@ -182,8 +190,19 @@ def at_scale(value, scale):
 
 
 def top_up_reps(exp, scale):
-    """Repetitions the experiment adds at this scale when a claim on it is undecided (0: none)."""
+    """Repetitions the experiment adds at this scale when a claim on it is undecided or its
+    figure imprecise (0: none, also when only precision may ask and no bar is set here)."""
+    if not exp.get("top_up_on_undecided", True) and top_up_half_width(exp, scale) is None:
+        return 0
     return int(at_scale(exp.get("top_up", 0), scale) or 0)
+
+
+def two_looks(exp, scale):
+    """Whether the experiment's claims are judged twice at this scale (analysis/sequential.py):
+    it has a top-up that an undecided claim asks for. A top-up asked for by precision alone
+    (top_up_on_undecided: false) sizes the sample by its spread, not its effect, so its
+    claims keep one look's 95% intervals."""
+    return top_up_reps(exp, scale) > 0 and exp.get("top_up_on_undecided", True)
 
 
 def _engine_value(v, cores):

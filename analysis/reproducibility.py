@@ -165,6 +165,38 @@ def _block_drift(no_load):
     return out
 
 
+def _first_look_reps(run):
+    """{experiment: the repetitions of its first look} for each experiment that added its
+    top-up, from the first-look table the workflow left beside its decision."""
+    out = {}
+    for p in sorted((Path(run) / "top-up").glob("*.json")):
+        try:
+            added = json.loads(p.read_text()).get("top_up")
+            rows = read_rows(p.with_suffix(".csv")) if added else []
+        except (OSError, ValueError):
+            continue
+        reps = {int(r["rep"]) for r in rows if (r.get("rep") or "").isdigit()}
+        if reps:
+            out[p.stem] = reps
+    return out
+
+
+def _top_up_drift(run, no_load):
+    """The top-up blocks' mean no-load wall time over the first-look blocks', per
+    configuration of an experiment that added its top-up. Those blocks run after every
+    first look, close together, so they share one phase of the host's speed: a wall-time
+    figure (Fig. 7) carries it, a per-block ratio cancels it."""
+    first, out = _first_look_reps(run), []
+    for (exp, _, _), reps in no_load.items():
+        if exp not in first:
+            continue
+        early = [w for r, w in reps.items() if r in first[exp]]
+        late = [w for r, w in reps.items() if r not in first[exp]]
+        if early and late:
+            out.append(statistics.mean(late) / statistics.mean(early))
+    return out
+
+
 # A run whose barrier waits were almost all at near speed (the host kept the vCPUs together).
 NEAR_SHARE = 0.01
 
@@ -251,7 +283,7 @@ def trial_facts(run, min_engine_s):
     return {"n": n, "shortest": min(walls) if walls else None, "short": short, "fm_eff": fm_eff,
             "adaptive_idle": adaptive_idle, "pi_idle_slow": pi_idle_slow, "disturbed": disturbed, "reruns": reruns,
             "far_reruns": far_reruns, "near_waits": near_waits, "far_shares": far_shares,
-            "steal": steal, "drift": _block_drift(no_load_walls),
+            "steal": steal, "drift": _block_drift(no_load_walls), "top_up_drift": _top_up_drift(run, no_load_walls),
             "run_to_run": _run_to_run(no_load_walls, no_load_far), "workflow_share": workflow_share,
             "speed": machine_speed.slow_trials(records), "far": machine_speed.far_trials(records),
             "time": summary_line(time_spent(timed(d for _, d in every)))}
@@ -393,6 +425,9 @@ def report(a, b, figures, min_engine_s):
         ("no-load first block / later blocks (per configuration), median (max)", lambda t: (
             f"{statistics.median(t['drift']):.3f} ({max(t['drift']):.2f}, {len(t['drift'])} configurations)"
             if t["drift"] else "-")),
+        ("no-load top-up blocks / first-look blocks (per configuration), median (max)", lambda t: (
+            f"{statistics.median(t['top_up_drift']):.3f} ({max(t['top_up_drift']):.2f}, "
+            f"{len(t['top_up_drift'])} configurations)" if t["top_up_drift"] else "no top-up with no-load runs")),
         # The same events every repetition: a spread here is the host's, and it is what
         # widens a no-load figure's intervals (Fig. 7) where blocks cannot cancel it.
         ("no-load runs over their configuration's median (the same events): p10-p90 (min-max); "

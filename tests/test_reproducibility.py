@@ -115,6 +115,22 @@ def test_a_folder_that_is_not_a_run_is_refused(tmp_path, capsys):
     assert "no tables/summary.csv" in capsys.readouterr().err
 
 
+def test_top_up_blocks_against_first_look_blocks(tmp_path):
+    """The no-load runs of an experiment's top-up blocks over those of its first look, per
+    configuration, read from the first-look table beside the decision (reps 0 and 1 here);
+    an experiment whose top-up did not run, or a run without any, says so."""
+    a = _run(tmp_path, "a", "agrees", [2.0, 2.2, 2.4])
+    for rep, wall in enumerate([2.0, 2.2, 3.15]):
+        _trial(a, "fig08-one-load", f"fm-r{rep}", "fm", wall, 0.98, rep=rep, remote=0.4)
+    (a / "top-up").mkdir()
+    (a / "top-up" / "fig08-one-load.json").write_text(json.dumps({"top_up": True, "claims": {}}))
+    (a / "top-up" / "fig08-one-load.csv").write_text("experiment,rep\nfig08-one-load,0\nfig08-one-load,1\n")
+    row = "| no-load top-up blocks / first-look blocks (per configuration), median (max) |"
+    assert f"{row} 1.500 (1.50, 1 configurations) |" in reproducibility.report(a, a, ["fig01-fm-slowdown"], 2.0)
+    (a / "top-up" / "fig08-one-load.json").write_text(json.dumps({"top_up": False, "claims": {}}))
+    assert f"{row} no top-up with no-load runs |" in reproducibility.report(a, a, ["fig01-fm-slowdown"], 2.0)
+
+
 def test_first_block_drift_and_hypervisor_steal(tmp_path):
     """A configuration's first-block no-load run over its later blocks' mean (a machine that
     was slower early in the run); steal summed over the records that have it."""

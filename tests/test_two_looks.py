@@ -212,36 +212,37 @@ def rep_claim(cid, table, bound):
 def test_workflow_adds_repetitions_only_where_a_claim_is_undecided(tmp_path):
     """... or, with top_up_half_width, where the figure is less precise than asked: a third
     experiment that no claim reads asks for a median half-width under 1e-9 (two runs' wall
-    times are never that alike) and gets its top-up; the decided one's bar of 1000 (100000%)
-    never asks."""
+    times are never that alike) and gets its top-up. The decided one asks only by precision
+    (top_up_on_undecided: false) with a bar of 1000 (100000%): a second claim on it, undecided,
+    does not ask either, and both its claims keep one look's 95%."""
     undecided, decided, imprecise = "fig03-optimistic-vs-conservative", "fig15-pcs", "fig07-no-load"
-    precise_only = "fig08-one-load"  # top_up_on_undecided: false, its claim undecided, its figure precise
-    for name, fig, extra in ((undecided, "Fig. 3", ""), (decided, "Fig. 15", "top_up_half_width: 1000"),
-                             (imprecise, "Fig. 7", "top_up_half_width: 1.0e-9"),
-                             (precise_only, "Fig. 8", "top_up_half_width: 1000\ntop_up_on_undecided: false")):
+    for name, fig, extra in ((undecided, "Fig. 3", ""),
+                             (decided, "Fig. 15", "top_up_half_width: 1000\ntop_up_on_undecided: false"),
+                             (imprecise, "Fig. 7", "top_up_half_width: 1.0e-9")):
         (tmp_path / f"{name}.yaml").write_text(scratch(fig, extra))
     doc = yaml.safe_load((paths.CONFIGS / "claims.yaml").read_text())
     doc["claims"] = [rep_claim("undecided", undecided, 0.5), rep_claim("decided", decided, -100),
-                     rep_claim("undecided_alone", precise_only, 0.5)]
+                     rep_claim("undecided_alone", decided, 0.5)]
     (tmp_path / "claims.yaml").write_text(yaml.safe_dump(doc))
     work = tmp_path / "work"
     config = ["scale=smoke", f"claims={tmp_path / 'claims.yaml'}",
-              "experiments=[" + ",".join(str(tmp_path / f"{n}.yaml")
-                                         for n in (undecided, decided, imprecise, precise_only)) + "]"]
+              "experiments=[" + ",".join(str(tmp_path / f"{n}.yaml") for n in (undecided, decided, imprecise)) + "]"]
     run = lambda *a: run_workflow([sys.executable, "-m", "snakemake", "-d", str(work), *a, "--config", *config,
                                    "--", "results/smoke/tables/summary.csv"], cwd=paths.ROOT)
     r = run("--cores", "2")
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-3000:]
     # the estimate names the possible top-ups, and why (here one experiment asks for precision)
-    assert "up to 4 more" in out and "where a claim is undecided or a figure less precise than asked" in out
+    assert "up to 3 more" in out and "where a claim is undecided or a figure less precise than asked" in out
     trials = work / "results/smoke/trials"
     assert sorted(p.name for p in (trials / undecided).glob("*.json")) == [f"profnone-rep{i}.json" for i in range(3)]
     assert sorted(p.name for p in (trials / decided).glob("*.json")) == [f"profnone-rep{i}.json" for i in range(2)]
     first = {n: json.loads((work / f"results/smoke/top-up/{n}.json").read_text()) for n in (undecided, decided)}
     assert first[undecided]["top_up"] is True and first[undecided]["claims"]["undecided"]["verdict"] == "inconclusive"
     assert first[decided]["top_up"] is False and first[decided]["claims"]["decided"]["verdict"] == "agrees"
+    assert first[decided]["claims"]["undecided_alone"]["verdict"] == "inconclusive"  # and did not ask
     assert first[decided]["precision"]["asks"] is False and first[decided]["precision"]["points"] == 1
+    assert first[decided]["level"] == SINGLE_LOOK and first[undecided]["level"] == TWO_LOOKS
     assert "precision" not in first[undecided]
     assert sorted(p.name for p in (trials / imprecise).glob("*.json")) == [f"profnone-rep{i}.json" for i in range(3)]
     precision = json.loads((work / f"results/smoke/top-up/{imprecise}.json").read_text())
@@ -252,14 +253,10 @@ def test_workflow_adds_repetitions_only_where_a_claim_is_undecided(tmp_path):
         summary = {r["id"]: r for r in csv.DictReader(f)}
     assert summary["undecided"]["n"] == "3" and summary["undecided"]["verdict"] == "inconclusive"
     assert summary["decided"]["n"] == "2" and summary["decided"]["verdict"] == "agrees"
-    assert summary["undecided"]["interval"] == summary["decided"]["interval"] == interval_text(TWO_LOOKS)
-    # precision alone decides a top_up_on_undecided: false experiment, and its claims keep 95%
-    alone = json.loads((work / f"results/smoke/top-up/{precise_only}.json").read_text())
-    assert alone["top_up"] is False and alone["level"] == SINGLE_LOOK
-    assert alone["claims"]["undecided_alone"]["verdict"] == "inconclusive" and alone["precision"]["asks"] is False
-    assert sorted(p.name for p in (trials / precise_only).glob("*.json")) == [f"profnone-rep{i}.json" for i in range(2)]
-    assert summary["undecided_alone"]["n"] == "2" and summary["undecided_alone"]["interval"] == interval_text(SINGLE_LOOK)
-    assert f"{precise_only}: first look: undecided_alone inconclusive; median half-width" in out
+    assert summary["undecided"]["interval"] == interval_text(TWO_LOOKS)
+    assert summary["decided"]["interval"] == summary["undecided_alone"]["interval"] == interval_text(SINGLE_LOOK)
+    assert summary["undecided_alone"]["n"] == "2" and summary["undecided_alone"]["verdict"] == "inconclusive"
+    assert f"{decided}: first look: decided agrees; undecided_alone inconclusive; median half-width" in out
     assert "only the precision asks -> no repetitions added" in out
     with open(work / f"results/smoke/tables/{undecided}.csv") as f:
         assert sorted(r["rep"] for r in csv.DictReader(f)) == ["0", "1", "2"]

@@ -23,7 +23,7 @@ from pathlib import Path
 from analysis import precision
 from analysis.baselines import ran_far
 from analysis.stats import number, read_rows
-from analysis.time_spent import named_records
+from analysis.time_spent import kept_attempt, named_records
 from workflows.experiments import load_experiment
 
 FIGURES = ("fig01-fm-slowdown", "fig08-one-load")
@@ -39,8 +39,7 @@ def penalty_pairs(records):
         if (d.get("profile") or {}).get("processes") or d.get("status") != "ok":
             continue
         nz = d.get("noise") or {}
-        attempts, kept = nz.get("attempts") or [], nz.get("kept_attempt")
-        kept = len(attempts) - 1 if kept is None else kept
+        attempts, kept = nz.get("attempts") or [], kept_attempt(nz)
         if len(attempts) < 2 or not 0 <= kept < len(attempts):
             continue
         base = attempts[kept]

@@ -65,6 +65,13 @@ def _calibration_s(d):
             + ((p.get("check_run") or {}).get("wall_s") or 0.0))
 
 
+def kept_attempt(noise):
+    """The index of the attempt a trial kept (its noise.attempts): the record says which;
+    records from before it did, the last."""
+    kept = noise.get("kept_attempt")
+    return len(noise.get("attempts") or []) - 1 if kept is None else kept
+
+
 def _trial(d):
     """(span, {part: seconds}) of one trial record: its wall span, split ('between' is the
     run's, not a trial's)."""
@@ -72,7 +79,7 @@ def _trial(d):
     span = max(0.0, t["finished_unix"] - t["started_unix"])
     nz = d.get("noise") or {}
     attempts = nz.get("attempts") or []
-    kept = nz.get("kept_attempt", len(attempts) - 1)
+    kept = kept_attempt(nz)
     windows = [a.get("window_s") or 0.0 for a in attempts]
     engine = windows[kept] if 0 <= kept < len(windows) else (d.get("wall_s") or 0.0)
     # Each attempt's own wait and settle since they are recorded per attempt; before that

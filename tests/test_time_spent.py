@@ -123,3 +123,13 @@ def test_the_reports_section_breaks_down_a_runs_time_and_says_so_when_it_spans_n
     (folder / "u.json").write_text(json.dumps(record(0, 600.0, [300.0])))
     h = time_section(experiments)
     assert "<table><tr><th>what</th>" in h and "<td>engine runs kept</td><td>5.0</td><td>50%</td>" in h, h
+
+
+def test_the_kept_attempt_is_the_records_or_the_last():
+    """One reading for every analysis (time_spent, placement_matched): the record's index,
+    or the last attempt for records from before it was written (absent or null)."""
+    from analysis.time_spent import kept_attempt
+    three = [{}, {}, {}]
+    assert kept_attempt({"attempts": three, "kept_attempt": 0}) == 0
+    assert kept_attempt({"attempts": three}) == kept_attempt({"attempts": three, "kept_attempt": None}) == 2
+    assert kept_attempt({}) == -1  # no attempts: callers fall back to the record's wall_s

@@ -165,15 +165,26 @@ def _block_drift(no_load):
     return out
 
 
+def _decisions(run):
+    """[(path, decision)] of the workflow's first-look decisions (results/<scale>/top-up/*.json),
+    those it could read."""
+    out = []
+    for p in sorted((Path(run) / "top-up").glob("*.json")):
+        try:
+            out.append((p, json.loads(p.read_text())))
+        except (OSError, ValueError):
+            continue
+    return out
+
+
 def _first_look_reps(run):
     """{experiment: the repetitions of its first look} for each experiment that added its
     top-up, from the first-look table the workflow left beside its decision."""
     out = {}
-    for p in sorted((Path(run) / "top-up").glob("*.json")):
+    for p, d in _decisions(run):
         try:
-            added = json.loads(p.read_text()).get("top_up")
-            rows = read_rows(p.with_suffix(".csv")) if added else []
-        except (OSError, ValueError):
+            rows = read_rows(p.with_suffix(".csv")) if d.get("top_up") else []
+        except OSError:
             continue
         reps = {int(r["rep"]) for r in rows if (r.get("rep") or "").isdigit()}
         if reps:
@@ -292,13 +303,9 @@ def trial_facts(run, min_engine_s):
 def top_ups(run):
     """'fig03-... (opt_vs_cons inconclusive)' per experiment with a top-up that added its repetitions,
     from the workflow's first-look decisions (results/<scale>/top-up/*.json)."""
-    added, looked = [], 0
-    for p in sorted((Path(run) / "top-up").glob("*.json")):
-        try:
-            d = json.loads(p.read_text())
-        except (OSError, ValueError):
-            continue
-        looked += 1
+    decisions = _decisions(run)
+    added, looked = [], len(decisions)
+    for p, d in decisions:
         if d.get("top_up"):
             asked = [f"{c} {v['verdict']}" for c, v in d.get("claims", {}).items()
                      if v["verdict"] == "inconclusive" and d.get("level") != SINGLE_LOOK]

@@ -41,6 +41,7 @@ class Runner:
         try:
             self.stdout, self.stderr = self.proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
+            states = self.process_states()  # what its children were doing, before anything is stopped
             self.proc.send_signal(signal.SIGUSR1)  # the runner prints where every thread is
             time.sleep(1.0)
             self.proc.terminate()  # then stop it the way a user would, so it cleans up
@@ -49,9 +50,22 @@ class Runner:
             except subprocess.TimeoutExpired:  # it ignores that too: kill it, keep what it said
                 self.proc.kill()
                 self.stdout, self.stderr = self.proc.communicate()
-            raise AssertionError(f"the trial did not end within {timeout} s (its threads' stacks at the "
-                                 f"end of stderr): {self.stderr}") from None
+            raise AssertionError(f"the trial did not end within {timeout} s; its processes then: {states}; "
+                                 f"its threads' stacks at the end of stderr: {self.stderr}") from None
         return self.proc.returncode
+
+    def process_states(self):
+        """'pid state wchan command' of every live process of this run, for a hang's report."""
+        states = []
+        for pid in proctags.find("AIRLAB_TEST_RUN", self.tag):
+            try:
+                state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+                wchan = Path(f"/proc/{pid}/wchan").read_text() or "-"
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:120]
+            except OSError:
+                continue
+            states.append(f"{pid} {state} {wchan} {cmd.strip()}")
+        return states
 
     @property
     def returncode(self):

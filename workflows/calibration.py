@@ -27,11 +27,11 @@ import fcntl
 import hashlib
 import json
 import resource
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
+from airbase import bounded_run
 from airbase.atomic import write_json
 from airbase.paths import AIRPDES
 from workflows import engine_policies, machine_speed, placement, workflow_pause
@@ -150,8 +150,8 @@ def _timed_pilot(argv, end_time, timeout, near, out, config):
     if near is not None:  # a wait that ran out while still far starts the pilot far
         started_far = placement.wait_until_near(near[0], max_wait_s=near[1])[1]["far"]
     busy0, kids0, flow0, t0 = machine_busy_s(), _children_cpu_s(), workflow_snapshot(), time.monotonic()
-    r = subprocess.run([*argv, "--end-time", f"{end_time:g}", "--quiet", "--json", str(out)],
-                       capture_output=True, text=True, timeout=timeout)
+    r = bounded_run.run([*argv, "--end-time", f"{end_time:g}", "--quiet", "--json", str(out)],
+                        timeout=timeout, text=True)
     # Other work during the pilot: FM slows far beyond its share next to a competitor,
     # so a disturbed pilot would give a much too short end time.
     foreign = (machine_busy_s() - busy0) - (_children_cpu_s() - kids0) - workflow_cpu_since(flow0)

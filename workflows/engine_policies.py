@@ -4,8 +4,8 @@ known here without an edit. Trial records say the same per run (`mode_adaptive` 
 engine's JSON); this is for decisions taken before any trial ran (the time estimate)."""
 import functools
 import json
-import subprocess
 
+from airbase import bounded_run
 from airbase.paths import AIRPDES
 
 
@@ -17,7 +17,7 @@ class EngineDescribeError(Exception):
 def describe():
     """The engine's registries: {"modes": [{"name", "help", "default", "adapts_threads", ...}], ...}."""
     try:
-        r = subprocess.run([str(AIRPDES), "--describe"], capture_output=True, text=True, timeout=30)
+        r = bounded_run.run([str(AIRPDES), "--describe"], timeout=30, text=True)
     except OSError as e:
         raise EngineDescribeError(f"cannot run {AIRPDES} --describe ({e.strerror}); build it: make build") from e
     if r.returncode != 0:

@@ -14,6 +14,7 @@ its reason in place of the figures, and the trial goes on."""
 import json
 import subprocess
 
+from airbase import bounded_run
 from airbase.paths import ENGINE_BUILD
 
 AIRPROBE = ENGINE_BUILD / "airprobe"
@@ -25,8 +26,7 @@ def probe(steps=None):
     "cpus": [...]} or {"error": why}."""
     argv = [str(AIRPROBE)] + (["--steps", str(steps)] if steps else [])
     try:
-        r = subprocess.run(argv, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S,
-                           stdin=subprocess.DEVNULL)
+        r = bounded_run.run(argv, timeout=PROBE_TIMEOUT_S, text=True)
     except (OSError, subprocess.TimeoutExpired) as e:
         return {"error": f"airprobe could not run: {e}"}
     if r.returncode != 0:

@@ -4,6 +4,8 @@ machine has them. Every counter is recorded with its value or the reason it is m
 program ended first), "unavailable" (perf itself is missing or not permitted)."""
 import shutil
 
+from airbase import bounded_run
+
 SOFTWARE = ["task-clock", "context-switches", "cpu-migrations", "page-faults", "duration_time"]
 HARDWARE = ["cycles", "instructions", "cache-references", "cache-misses", "LLC-load-misses"]
 EVENTS = SOFTWARE + HARDWARE
@@ -17,7 +19,7 @@ def perf_binary():
         return None
     import subprocess
     try:
-        ok = subprocess.run([perf, "--version"], capture_output=True, timeout=10).returncode == 0
+        ok = bounded_run.run([perf, "--version"], timeout=10).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         ok = False
     return perf if ok else None
@@ -36,8 +38,8 @@ def usable():
         else:
             import subprocess
             try:
-                r = subprocess.run([perf, "stat", "-x", ",", "-e", "task-clock", "--", "true"],
-                                   capture_output=True, text=True, timeout=30)
+                r = bounded_run.run([perf, "stat", "-x", ",", "-e", "task-clock", "--", "true"],
+                                    timeout=30, text=True)
                 why = None if r.returncode == 0 else \
                     f"perf stat is not permitted here: {(r.stderr.strip().splitlines() or ['exit %d' % r.returncode])[0]}"
             except (OSError, subprocess.TimeoutExpired) as e:

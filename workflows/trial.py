@@ -23,6 +23,7 @@ from pathlib import Path
 import jsonschema
 
 from airbase import child_wait, early_signals, proctags, threads
+from airbase import bounded_run
 from airbase.atomic import write_json
 from airbase.stop_signals import STOP_SIGNALS
 from airbase.paths import AIRPDES, SCHEMAS
@@ -73,7 +74,7 @@ def check_inputs(profile, setup, out, engine_opts, load_count=None):
             raise UsageProblem(f"engine option {opt} is set by the trial runner; leave it out")
     if not os.access(AIRPDES, os.X_OK):
         raise UsageProblem(f"{AIRPDES} is missing: build the engine (make build)")
-    chk = subprocess.run([str(AIRPDES), *engine_opts, "--check"], capture_output=True, text=True, timeout=60)
+    chk = bounded_run.run([str(AIRPDES), *engine_opts, "--check"], timeout=60, text=True)
     if chk.returncode != 0:
         raise UsageProblem(f"engine options: {chk.stderr.strip() or 'rejected'}")
     out = Path(out)

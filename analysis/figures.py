@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from airbase.atomic import write_atomic  # noqa: E402
-from analysis import locality  # noqa: E402
+from analysis import locality, relative_time  # noqa: E402
 from analysis.stats import mean_ci, number as _num, read_rows, series_of  # noqa: E402
 from analysis.tracking import ideal_threads, loads_running  # noqa: E402
 from workflows.experiments import load_experiment  # noqa: E402
@@ -166,10 +166,16 @@ def draw(exp, rows, trials, out, reason=None):
             axes[0][0].text(0.5, 0.5, "no successful loaded run", ha="center", va="center",
                             transform=axes[0][0].transAxes)
     else:
-        for ax, y in zip(axes[0], panels):
+        for i, (ax, y) in enumerate(zip(axes[0], panels)):
             if y == "locality":  # cache misses where counted, else the engine's figure
                 shown = locality.choose(rows)
                 panel(ax, rows, plot, shown["y"], shown["label"])
+            elif i == 0 and relative_time.reference_of(plot):
+                col, val = relative_time.reference_of(plot)
+                panel(ax, relative_time.with_relative(rows, plot), plot, relative_time.column(plot),
+                      relative_time.label(plot, LABELS.get(y, y)))
+                ax.axhline(1.0, color="k", ls="--", lw=0.8, label=f"{col}={val} (the reference)")
+                ax.legend(fontsize=7)
             else:
                 panel(ax, rows, plot, y)
     stand_in = any(r.get("stand_in") == "1" for r in rows)

@@ -4,13 +4,18 @@ figure's precision that issue 14 bars at 15% and that an experiment's `top_up_ha
 asks its top-up repetitions for (analysis/top_up.py)."""
 import statistics
 
+from analysis import relative_time
 from analysis.figures import grouped
 
 
 def relative_half_widths(rows, plot):
-    """[(series, x, mean, half-width / mean, n)] of the figure's plotted points."""
+    """[(series, x, mean, half-width / mean, n)] of the figure's plotted points (with
+    `relative_to`, the points relative to the reference: analysis/relative_time.py)."""
+    y = plot["y"]
+    if relative_time.reference_of(plot):
+        rows, y = relative_time.with_relative(rows, plot), relative_time.column(plot)
     out = []
-    for s, pts in grouped(rows, plot["x"], plot.get("series"), plot["y"]).items():
+    for s, pts in grouped(rows, plot["x"], plot.get("series"), y).items():
         for x, m, h, n in pts:
             out.append((s, x, m, h / m if m else float("nan"), n))
     return out

@@ -62,6 +62,28 @@ def _set_aside_cell(run):
     return f"{base}; {len(rows) - base}"
 
 
+def _absolute_note(a, b, figures):
+    """For a figure drawn relative to a reference (analysis/relative_time.py), a line with the
+    same median over its points in the measure's own unit, drift between blocks included."""
+    lines = []
+    for f in figures:
+        try:
+            plot = load_experiment(f)["plot"]
+            if not plot.get("relative_to"):
+                continue
+            absolute = {k: v for k, v in plot.items() if k != "relative_to"}
+            meds = [precision.median_half_width(read_rows(Path(run) / "tables" / f"{f}.csv"), absolute)[0]
+                    for run in (a, b)]
+        except (OSError, ExperimentError, KeyError):
+            continue
+        ref = ", ".join(f"{k}={v}" for k, v in plot["relative_to"].items())
+        shown = " and ".join("none" if m is None else f"{m:.1%}" for m in meds)
+        lines.append(f"\n{f}: its points are each block's {plot['y']} over its {ref} run's; "
+                     f"over the {plot['y']} itself (every series, drift between blocks included) the "
+                     f"median half-width is {shown} (run A and B).")
+    return lines
+
+
 def _widest(points, series_var):
     """'; widest: VAR=SERIES m%' (the series whose points' median relative half-width is the
     largest) when a figure has more than one series, else ''. A figure's median can hide
@@ -414,6 +436,7 @@ def report(a, b, figures, min_engine_s):
             cells.append(f"{statistics.median(rel):.1%} (max {max(rel):.1%}, {len(rel)} points{widest})"
                          if rel else "no point with n >= 2")
         lines.append(f"| {f} | {cells[0]} | {cells[1]} |")
+    lines += _absolute_note(a, b, figures)
     lines += ["", "### Trials", "", "| | run A | run B |", "|---|---|---|"]
     fa, fb = trial_facts(a, min_engine_s), trial_facts(b, min_engine_s)
     rows = [

@@ -86,14 +86,19 @@ def test_the_widest_series_of_a_figure_is_named(tmp_path):
     a host that places the vCPUs far apart): with more than one series the cell names the
     widest; a one-series figure's cell stays as it was (test_two_runs_compared)."""
     a = _run(tmp_path, "a", "agrees", [2.0, 2.2, 2.4])
-    walls = {"fm": [2.8, 2.9, 2.85], "adm": [2.8, 3.9, 4.3]}
+    walls = {"fm": [2.0, 2.0, 2.0], "ladm": [2.0, 2.1, 2.2], "adm": [2.0, 3.0, 4.0]}
     rows = [{"experiment": "fig07-no-load", "trial": f"{m}-{i}", "status": "ok", "baseline": "0", "rep": str(i),
              "mode": m, "remote": "0.05", "wall_s": str(w)} for m, ws in walls.items() for i, w in enumerate(ws)]
     _write_csv(a / "tables" / "fig07-no-load.csv", COLUMNS, rows)
     text = reproducibility.report(a, a, ["fig07-no-load"], 2.0)
-    # t(0.975, 2) = 4.303: fm 4.303 * 0.05 / sqrt(3) / 2.85 = 4.4%; adm 1.93 / 3.667 = 52.6%
-    cell = "28.5% (max 52.6%, 2 points; widest: mode=adm 52.6%)"
+    # Fig. 7's points are each block's time over its FM run's (analysis/relative_time.py), FM
+    # itself the reference, not a point. t(0.975, 2) = 4.303: ladm 1.0, 1.05, 1.1:
+    # 4.303 * 0.05 / sqrt(3) / 1.05 = 11.8%; adm 1.0, 1.5, 2.0: 4.303 * 0.5 / sqrt(3) / 1.5 = 82.8%
+    cell = "47.3% (max 82.8%, 2 points; widest: mode=adm 82.8%)"
     assert f"| fig07-no-load | {cell} | {cell} |" in text, text
+    # and over the seconds themselves: fm 0%, ladm 4.303 * 0.1 / sqrt(3) / 2.1 = 11.8%, adm 4.303 / sqrt(3) / 3 = 82.8%
+    assert ("fig07-no-load: its points are each block's wall_s over its mode=fm run's; over the wall_s itself "
+            "(every series, drift between blocks included) the median half-width is 11.8% and 11.8% (run A and B).") in text
 
 
 def test_a_reversed_verdict_is_told_from_a_change_to_inconclusive(tmp_path):

@@ -87,6 +87,15 @@ def load_experiment(name_or_path):
         if var and COUNT_VAR in parts:
             errors.append(f"{path}: plot.{key}: plot the number of loads as the derived n_loads "
                           f"(CPUs the loads demand) or load_processes (from each trial's record), not {COUNT_VAR}")
+    for var, val in (plot.get("relative_to") or {}).items():  # analysis/relative_time.py
+        levels = sweep.get(var)
+        levels = [v for lv in levels.values() for v in lv] if isinstance(levels, dict) else levels or []
+        if var not in sweep or val not in levels:
+            errors.append(f"{path}: plot.relative_to: {var}={val} is not a level of a sweep variable "
+                          f"(the reference must be run in every block)")
+        elif var != plot.get("series"):
+            errors.append(f"{path}: plot.relative_to: {var} must be the plot's series ({plot.get('series')}), "
+                          f"so the reference's series is the line at 1")
     for var in data.get("engine", {}):
         if var in TRIAL_VARS:
             errors.append(f"{path}: engine.{var}: {var} is a trial variable; put it under sweep")

@@ -7,7 +7,10 @@ slower than the first three, and the figure's median half-width went from 22.7 t
 although every mode slowed alike. Repetitions run block by block (the first of every
 configuration, then the second, ...), so a run divided by the reference mode's run of the
 same block and the same other settings cancels that drift, as the claims' pairs do
-(analysis/pairing.py).
+(analysis/pairing.py). It does not cancel a speed that changes from one run to the next:
+in the 4007ce7 pair the AMD host ran the same configuration at 0.65-1.54x its median, three
+modes of one block up to 1.45x apart, and Fig. 7 narrowed only from 17.4 / 22.5% over the
+seconds to 14.8 / 20.6% (docs/reference-runs.md).
 
 An experiment asks for it with `plot: {..., relative_to: {mode: fm}}`: the plotted y is then
 y / (the y of the reference's row in the same block with the same x, profile, load count and
@@ -43,7 +46,7 @@ def _key(r, plot, ref_col):
 
 
 def with_relative(rows, plot):
-    """The rows with the relative column added (None where the block has no reference run),
+    """The rows with the relative column added (empty where the block has no reference run),
     and the reference's own rows left out: they are the 1 everything is measured against."""
     ref_col, ref_val = reference_of(plot)
     y, out_col = plot["y"], column(plot)

@@ -255,3 +255,21 @@ def test_analysis_checks_the_determinism_contract():
     assert "determinism contract broken" in rows[2]["reason"] and "committed 10" in rows[2]["reason"]
     two = [_row("a", "fm", 10, "ab"), _row("b", "ladm", 11, "cd")]  # no majority: both suspect
     assert [r["status"] for r in check_determinism(two)] == ["error", "error"]
+
+
+def test_an_option_given_at_its_default_is_the_same_work_as_one_left_out():
+    """resolved_work: the engine fills in its defaults (and a model's own size), so Fig.
+    13/14's explicit `--epg 0` shares the calibration of every other figure's default EPG
+    (in B of the 4007ce7 pair the two keys got end times 1.55x apart); what changes the work
+    still changes the key; options the engine refuses stay as given (the trial's --check
+    reports them)."""
+    from workflows.calibration import resolved_work
+    base = ["--mode", "fm", "--threads", "2", "--remote", "0.2", "--lps-per-pe", "1000"]
+    explicit = resolved_work(["--mode", "ladm", "--threads", "2", "--model", "phold", "--remote", "0.2",
+                              "--lps-per-pe", "1000", "--epg", "0", "--seed", "1", "--mean", "1.0"])
+    assert key_of(explicit, 2.7) == key_of(resolved_work(base), 2.7)
+    assert explicit["epg"] == "0" and explicit["mean"] == "1" and "end_time" not in explicit
+    assert key_of(resolved_work([*base, "--epg", "10"]), 2.7) != key_of(resolved_work(base), 2.7)
+    assert resolved_work(["--model", "pcs", "--mode", "fm", "--threads", "2"])["lps_per_pe"] == "18432"
+    refused = resolved_work(["--mode", "fm", "--threads", "2", "--remote", "7"])
+    assert refused == work_of(parse_options(["--mode", "fm", "--threads", "2", "--remote", "7"]))

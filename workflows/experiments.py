@@ -25,7 +25,7 @@ from airbase.paths import CONFIGS, EXPERIMENTS, SCHEMAS
 from airbase.schema_messages import read_yaml, schema_errors
 from loads.kinds import cpu_demand
 from loads.profiles import ProfileError, derived_name, load_file, profile_path, resolve_count, resolve_profile
-from workflows.calibration import CHECK_RUN_FROM_S, PILOT_RUNS, PILOT_WALL_S, key_of, parse_options, work_of
+from workflows.calibration import CHECK_RUN_FROM_S, PILOT_RUNS, PILOT_WALL_S, key_of, resolved_work
 from workflows.engine_policies import is_adaptive
 
 TRIAL_VARS = ("profile", "setup", "load_count")  # sweep variables that are not engine options
@@ -554,7 +554,7 @@ def estimate_minutes(plan, host=FAR_HOST):
                 continue
             total += estimate_seconds(t, host)
             if t.get("target_s") is not None:
-                pilots.add((key_of(work_of(parse_options(t["argv"])), t["target_s"]), t["target_s"]))
+                pilots.add((key_of(resolved_work(t["argv"]), t["target_s"]), t["target_s"]))
     return (total + sum(pilot_seconds(target) for _, target in pilots)) / 60
 
 

@@ -2,7 +2,7 @@
 
 subprocess.run kills its child on an exception (the trial runner's SIGINT/SIGTERM/SIGHUP
 become one) but then, in Popen.__exit__, waits for it without a limit; an exception raised
-between Popen's start and run's `try` skips the kill altogether. A CI run of the
+between Popen's start and run's `try` skips the kill altogether. A suite run of the
 interrupt tests (3 Dec) saw a runner interrupted during the `perf stat -- true` probe sit
 in that wait for 120 s, its stop signals already ignored, so nothing could end it. Here
 the child is killed on any exception and waited for at most KILL_WAIT_S; a child that

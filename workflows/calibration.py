@@ -103,7 +103,7 @@ def resolved_work(engine_opts):
     whether an option is given at its default or left out. Keyed as given, Fig. 13/14's
     `--epg 0` and the other figures' default EPG were calibrated twice in each run, and in B
     of the 4007ce7 pair 1.55x apart (24400 and 15700; the shorter one ran two baselines
-    for 1.70 s). The engine resolves them in a run that simulates nothing (~3 ms); where it
+    for 1.70 s). The engine resolves them in a run that simulates nothing (a few ms); where it
     cannot (a missing engine, options it refuses), the options as given are the work, and the
     trial's own `--check` says what is wrong."""
     given = work_of(parse_options(engine_opts))
@@ -113,10 +113,16 @@ def resolved_work(engine_opts):
     return dict(_resolved[key])
 
 
-def _engine_resolved(given):
-    argv = [str(AIRPDES), "--mode", "seq"]
-    for k, v in given.items():
+def _work_argv(work):
+    """A work dict as engine options: {lps_per_pe: '1000'} -> ['--lps-per-pe', '1000']."""
+    argv = []
+    for k, v in work.items():
         argv += [f"--{k.replace('_', '-')}"] + ([] if v == "True" else [v])
+    return argv
+
+
+def _engine_resolved(given):
+    argv = [str(AIRPDES), "--mode", "seq", *_work_argv(given)]
     with tempfile.TemporaryDirectory(prefix="airlab-work-") as d:
         out = Path(d) / "work.json"
         try:
@@ -171,10 +177,7 @@ def pilot_config(work):
 def _pilot(work, end_time, timeout, near=None):
     """(wall_s, committed events, disturbed, far). near: (NearLevel, seconds to wait at
     most) or None."""
-    pes = work["pes"]
-    argv = [str(AIRPDES), "--mode", "fm", "--threads", pes]
-    for k, v in work.items():
-        argv += [f"--{k.replace('_', '-')}"] + ([] if v == "True" else [v])
+    argv = [str(AIRPDES), "--mode", "fm", "--threads", work["pes"], *_work_argv(work)]
     with tempfile.TemporaryDirectory(prefix="airlab-pilot-") as d:
         out = Path(d) / "pilot.json"
         settle_workflow()

@@ -22,8 +22,7 @@ from pathlib import Path
 
 import jsonschema
 
-from airbase import child_wait, early_signals, proctags, threads
-from airbase import bounded_run
+from airbase import bounded_run, child_wait, early_signals, proctags, threads
 from airbase.atomic import write_json
 from airbase.stop_signals import STOP_SIGNALS
 from airbase.paths import AIRPDES, SCHEMAS

@@ -419,7 +419,8 @@ def report(a, b, figures, min_engine_s):
         mark = ("" if ra.get("verdict") == rb.get("verdict")
                 else " **reversed**" if i in reversed_ else " **changed**")
         lines.append(f"| {i}{mark} | {cell(ra)} | {cell(rb)} |")
-    lines += ["", "### Interval half-width relative to the point (median over the figure's measured points with n >= 2: not a no-load point of a slowdown, nor the reference of a relative figure)", "",
+    lines += ["", "### Interval half-width relative to the point (median over the figure's measured points "
+              "with n >= 2: not a no-load point of a slowdown, nor the reference of a relative figure)", "",
               "| figure | run A | run B |", "|---|---|---|"]
     for f in figures:
         cells = []

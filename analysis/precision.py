@@ -4,9 +4,9 @@ figure's precision that issue 14 bars at 15% and that an experiment's `top_up_ha
 asks its top-up repetitions for (analysis/top_up.py).
 
 A point that is its own reference is not a measurement and is left out: a no-load run's
-slowdown is that run over its own block's no-load run, 1 by construction
-(Fig. 1's zero-load points), as FM's line is in a figure drawn relative to FM. Counted,
-Fig. 1's two such points of six made its median the mean of its two narrowest loaded points."""
+slowdown is that run over its block's no-load runs, 1 by construction (Fig. 1's zero-load
+points), as FM's line is in a figure drawn relative to FM. Counted, Fig. 1's two such points
+of six made its median the mean of its two narrowest loaded points."""
 import statistics
 
 from analysis import relative_time
@@ -15,8 +15,9 @@ from analysis.figures import grouped
 
 
 def relative_half_widths(rows, plot):
-    """[(series, x, mean, half-width / mean, n)] of the figure's plotted points (with
-    `relative_to`, the points relative to the reference: analysis/relative_time.py)."""
+    """[(series, x, mean, half-width / mean, n)] of the figure's measured points: its plotted
+    points but those that are their own reference (with `relative_to`, the points relative to
+    the reference: analysis/relative_time.py; with y slowdown, no no-load run)."""
     y = plot["y"]
     if relative_time.reference_of(plot):
         rows, y = relative_time.with_relative(rows, plot), relative_time.column(plot)

@@ -38,7 +38,8 @@ def test_the_workflow_is_stopped_during_the_run_and_continued_after(tmp_path):
     """Without the pause a workflow busy the whole run has ~the whole window of CPU in
     runner_parts_cpu_s.workflow (tests/test_trial_clock_noise.py); paused, none: its
     thread cannot run while the process is stopped. The workflow goes on afterwards (it
-    exits with the runner's status)."""
+    exits with the runner's status). Stopped, it is not first waited for to go quiet (busy
+    all the time, it would hold the trial for the settle's 5-s limit)."""
     out = tmp_path / "t.json"
     r = subprocess.run([sys.executable, "-c", BUSY_WORKFLOW, AIRLAB, "trial", "--profile", "none",
                         "--out", str(out), "--pause-workflow", "WORKFLOW_PID", "--", *BESIDE_HOG,
@@ -47,6 +48,7 @@ def test_the_workflow_is_stopped_during_the_run_and_continued_after(tmp_path):
     nz = json.loads(out.read_text())["noise"]
     assert nz["workflow_paused"] is True, nz
     assert nz["runner_parts_cpu_s"]["workflow"] < 0.05 * nz["window_s"], nz
+    assert nz["workflow_settle_s"] == 0, nz
 
 
 def test_without_the_option_nothing_is_paused(tmp_path):

@@ -180,9 +180,10 @@ def _pilot(work, end_time, timeout, near=None):
     argv = [str(AIRPDES), "--mode", "fm", "--threads", work["pes"], *_work_argv(work)]
     with tempfile.TemporaryDirectory(prefix="airlab-pilot-") as d:
         out = Path(d) / "pilot.json"
-        settle_workflow()
         pause = workflow_pause.Pause()  # the workflow stopped during the pilot, as in a trial
         pause.start()
+        if not pause.paused:  # as in a trial: a workflow that could not be stopped goes quiet first
+            settle_workflow()
         try:
             wall, events, disturbed, far = _timed_pilot(argv, end_time, timeout, near, out, pilot_config(work))
         finally:

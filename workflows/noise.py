@@ -148,7 +148,8 @@ def settle_workflow(max_wait_s=5.0, quiet_s=0.2, poll_s=0.05):
     quiet_s, and return the seconds waited. Snakemake finishes the previous job (its
     records, the next job's selection) while it starts the next one: a trial started at
     once shares its first tenths of a second with that work, on a machine with as many
-    cores as engine threads."""
+    cores as engine threads. Only for a workflow the runner cannot stop (no
+    --pause-workflow): a stopped one cannot compete (workflows/workflow_pause.py)."""
     t0 = time.monotonic()
     pids = ancestors(os.getpid())
     last, quiet_since = _own_cpu_s(pids), t0

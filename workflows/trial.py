@@ -451,8 +451,11 @@ def _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold, lev
                          f"running {' '.join(engine_opts)}")
                     tag = f"{trial_id}.{os.getpid()}.{time.monotonic_ns()}"
                     with open(wd / "engine.stderr", "wb") as err:
-                        settle_s = noise.settle_workflow()  # Snakemake done with the job before
-                        pause.start()  # and then stopped until the engine has been reaped
+                        # Snakemake stopped until the machine is probed after the run; a
+                        # stopped workflow cannot compete, so only one that could not be
+                        # stopped (no --pause-workflow) is waited for until it is quiet.
+                        pause.start()
+                        settle_s = 0.0 if pause.paused else noise.settle_workflow()
                         # Before the loads: the bare machine, just before the run.
                         if level is not None:
                             speed_before, wait = placement.wait_until_near(level, max_wait_s=wait_max_s)
@@ -490,7 +493,6 @@ def _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold, lev
                         window.close()
                     finally:
                         timer.cancel()
-                        pause.end()
                     if timed_out.is_set():
                         raise TrialTimeout(f"the engine did not finish within --timeout {timeout:g} s")
                     tree_s = usage.ru_utime + usage.ru_stime
@@ -509,7 +511,10 @@ def _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold, lev
                     nz["workflow_settle_s"] = settle_s
                     nz["workflow_paused"] = pause.paused
                     records = loads.stop()
+                    # The probe after still with Snakemake stopped: the work it had left when
+                    # it was stopped would make the ping-pong look far.
                     speed = {"before": speed_before, "after": machine_speed.probe()}
+                    pause.end()
                     if wait:
                         speed["wait"] = wait
                 applied.applied["observed"] = observed

@@ -11,8 +11,12 @@ workflow CPU in their engine run. `settle_workflow` (workflows/noise.py) only wa
 evaluation that follows the previous job.
 
 So the runner stops the Snakemake process (SIGSTOP) from just before it probes the machine
-and starts the engine until the engine has been reaped, and continues it (SIGCONT) then; the
-same around each calibration pilot. Only the process itself is stopped (not its group: the
+and starts the engine until the engine has been reaped and the machine probed after it, and
+continues it (SIGCONT) then; the same around each calibration pilot. Stopped, the workflow
+cannot compete, so the runner does not first wait for it to go quiet (settle_workflow):
+that wait cost 0.2-0.3 s a trial or pilot, 1.7-1.9 of the c8baa61 pair's 39-min runs. The
+probe after the run is inside the pause because the work Snakemake had left when stopped
+runs as soon as it continues, and beside it the ping-pong would look far. Only the process itself is stopped (not its group: the
 runner is in it), and only a process that is an ancestor of the runner.
 
 Whatever happens to the runner, the workflow continues: a guard process (`sh`, a session of

@@ -256,8 +256,9 @@ def test_interrupted_run_resumes(tmp_path, sig):
             engine = mine & set(proctags.find("AIRLAB_TRIAL"))
             if engine and mine & set(proctags.find("AIRLAB_LOAD_ID")):  # the loaded trial runs
                 runner = _owner(engine.pop())
-            # Not more often: this test is an ancestor of the runner, whose settle_workflow
-            # waits for 0.2 s without CPU above it (polling every 0.1 s held it 3.9 s)
+            # Not more often: this test is an ancestor of the runner, and its CPU counts as
+            # the workflow's (before the runner skipped the settle for a stopped Snakemake,
+            # polling every 0.1 s held the trial 3.9 s)
             time.sleep(0.5)
         assert runner, f"the loaded trial never started: {proc.communicate()[0][-2000:] if proc.poll() else ''}"
         time.sleep(0.5)

@@ -375,18 +375,26 @@ def test_a_swept_engine_option_with_underscores_plans_runnable_trials(tmp_path):
     assert "--pi-backoff-ms 64" in out
 
 
-def test_repetitions_run_block_by_block(tmp_path):
+@pytest.fixture(scope="module")
+def ordered_plan(tmp_path_factory):
+    """The dry run of ORDERED at the quick scale, with the shell commands (-p): read by the
+    two tests below (one Snakemake start-up, ~3 s, for both)."""
+    tmp = tmp_path_factory.mktemp("ordered")
+    exp = tmp / "figorder.yaml"
+    exp.write_text(ORDERED)
+    r = snakemake(tmp / "work", "-n", "-p", "--cores", "2", "--config", f"experiments=[{exp}]", "scale=quick",
+                  "--", "results/quick/tables/figorder.csv", timeout=120)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    return r
+
+
+def test_repetitions_run_block_by_block(ordered_plan):
     """Every trial of repetition r (loaded runs and baselines of every configuration) comes
     before any of repetition r+1: each trial of block r+1 takes block r's records as
     (ancient) inputs, and the dry run lists the jobs in that order. Calibrated trials carry
     their target and the calibration folder; the dry run prints the estimate."""
-    exp = tmp_path / "figorder.yaml"
-    exp.write_text(ORDERED)
-    work = tmp_path / "work"
-    r = snakemake(work, "-n", "-p", "--cores", "2", "--config", f"experiments=[{exp}]", "scale=quick",
-                  "--", "results/quick/tables/figorder.csv", timeout=120)
+    r = ordered_plan
     out = r.stdout + r.stderr
-    assert r.returncode == 0, out[-3000:]
     assert "airlab: scale quick: 1 experiments, 12 trials (estimate:" in out
     jobs = [ln.split(":", 1)[1].strip() for ln in r.stdout.splitlines() if ln.strip().startswith("output:")]
     reps = [int(re.search(r"-rep(\d+)\.json$", j).group(1)) for j in jobs if "/trials/" in j]
@@ -437,16 +445,11 @@ def test_unknown_repetition_order_stops_the_workflow_with_the_allowed_ones(tmp_p
         (r.stdout + r.stderr)[-2000:]
 
 
-def test_baseline_runs_just_before_its_loaded_trials(tmp_path):
+def test_baseline_runs_just_before_its_loaded_trials(ordered_plan):
     """Within a repetition block each no-load baseline has the priority just above the
     loaded trials taken against it (workflows/experiments.py, block_order): a loaded trial
     is then seconds, not most of a block, from the other side of its slowdown."""
-    exp = tmp_path / "figorder.yaml"
-    exp.write_text(ORDERED)
-    work = tmp_path / "work"
-    r = snakemake(work, "-n", "--cores", "2", "--config", f"experiments=[{exp}]", "scale=quick",
-                  "--", "results/quick/tables/figorder.csv", timeout=120)
-    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    r = ordered_plan
     jobs = re.findall(r"rule trial:\n(?:\s+\S.*\n)*?\s+output: results/quick/trials/figorder/(\S+)-rep0\.json\n"
                       r"(?:\s+\S.*\n)*?\s+priority: (\d+)", r.stdout)
     by_priority = [tid for tid, p in sorted(jobs, key=lambda j: -int(j[1]))]

@@ -439,8 +439,11 @@ def all_trials(cfg, scale, only=None, cores=None):
 # had grown since (the far rule measured during the run, up to 3 runs, pilots that wait).
 NO_LOAD_FACTOR = 1.05    # no-load wall_s / target_s, median of 604 trials (p25-p75 1.01-1.10)
 # runner start to engine start, the workflow's settle, the probes (median 0.43-0.53 s a
-# trial), and Snakemake's gap between trials (2.5-2.6 min over 326: ~0.47 s)
-TRIAL_OVERHEAD_S = 1.0
+# trial), and Snakemake's gap between trials (2.5-2.6 min over 326: ~0.47 s); less the
+# settle the runner no longer makes when it has stopped Snakemake (9359260; a mean 0.36-0.39 s a
+# trial, re-runs included, in the two runs of the c8baa61 pair). Not yet refitted on a run
+# without it.
+TRIAL_OVERHEAD_S = 0.64
 # The far handling depends on the host, which no plan knows before it runs. A host that
 # often places the two vCPUs far apart (the lab's first host, 24-27 Nov):
 #   waiting for near CPUs before a trial (--wait-near, the workflow's default): most trials
@@ -463,10 +466,10 @@ FAR_HOST = HostPlacement(near_wait_s=1.0, far_reruns_per_no_load=0.33, far_rerun
 NEAR_HOST = HostPlacement(near_wait_s=0.0, far_reruns_per_no_load=0.23, far_rerun_wait_s=0.0)
 ANALYSIS_S_PER_EXPERIMENT = 5.0
 SOLO_S = 9.0
-# Each pilot run's settle, wait for near CPUs and probe after it (a calibrating trial's time
-# beyond its engine run: 14-23 s as a mean per run, median 19 s, for ~7 pilot runs of ~1 s
-# plus a 2.7 s check)
-PILOT_RUN_OVERHEAD_S = 1.5
+# Each pilot run's wait for near CPUs and probe after it (a calibrating trial's time beyond
+# its engine run: 14-23 s as a mean per run, median 19 s, for ~7 pilot runs of ~1 s plus a
+# 2.7 s check), less the settle of at least 0.2 s a pilot made until 9359260
+PILOT_RUN_OVERHEAD_S = 1.25
 
 
 def _demand(trial, cores=2):

@@ -16,8 +16,9 @@ continues it (SIGCONT) then; the same around each calibration pilot. Stopped, th
 cannot compete, so the runner does not first wait for it to go quiet (settle_workflow):
 that wait cost 0.2-0.3 s a trial or pilot, 1.7-1.9 of the c8baa61 pair's 39-min runs. The
 probe after the run is inside the pause because the work Snakemake had left when stopped
-runs as soon as it continues, and beside it the ping-pong would look far. Only the process itself is stopped (not its group: the
-runner is in it), and only a process that is an ancestor of the runner.
+runs as soon as it continues, and beside it the ping-pong would look far. Only the process
+itself is stopped (not its group: the runner is in it), and only a process that is an
+ancestor of the runner.
 
 Whatever happens to the runner, the workflow continues: a guard process (`sh`, a session of
 its own so a terminal's Ctrl-C does not reach it) blocks reading a pipe only the runner can

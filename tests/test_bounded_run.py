@@ -3,7 +3,9 @@ timeout, and is killed and reaped on either."""
 import os
 import signal
 import subprocess
+import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -63,7 +65,6 @@ def test_a_child_that_cannot_die_yet_holds_the_caller_at_most_kill_wait_s(tmp_pa
     freezer, where SIGKILL waits for the thaw) is waited for KILL_WAIT_S, then left to the
     trial's sweep, and the exception goes on. Pure cgroup v2 kills frozen tasks, so there is
     no such child to make: skipped, saying why."""
-    from pathlib import Path
     root = Path(FREEZER_V1)
     if not (root / "cgroup.procs").exists() or not os.access(root, os.W_OK):
         pytest.skip(f"no writable cgroup-v1 freezer at {FREEZER_V1}: cannot make a child that SIGKILL does not end")
@@ -71,7 +72,6 @@ def test_a_child_that_cannot_die_yet_holds_the_caller_at_most_kill_wait_s(tmp_pa
     cg = root / f"airlab-test-bounded-{os.getpid()}"
     cg.mkdir()
     pidfile = tmp_path / "pid"
-    import threading
 
     def freeze_child():  # as soon as the child has said who it is
         deadline = time.monotonic() + 5

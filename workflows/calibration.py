@@ -35,7 +35,7 @@ from airbase import bounded_run
 from airbase.atomic import write_json
 from airbase.paths import AIRPDES
 from workflows import engine_policies, machine_speed, placement, workflow_pause
-from workflows.noise import DEFAULT_THRESHOLD, machine_busy_s, settle_workflow, workflow_cpu_since, workflow_snapshot
+from workflows.noise import DEFAULT_THRESHOLD, machine_busy_s, workflow_cpu_since, workflow_snapshot
 
 PILOT_RUNS = 3           # the fastest counts
 PILOT_TRIES = 8          # runs at most, waiting for undisturbed ones
@@ -181,9 +181,7 @@ def _pilot(work, end_time, timeout, near=None):
     with tempfile.TemporaryDirectory(prefix="airlab-pilot-") as d:
         out = Path(d) / "pilot.json"
         pause = workflow_pause.Pause()  # the workflow stopped during the pilot, as in a trial
-        pause.start()
-        if not pause.paused:  # as in a trial: a workflow that could not be stopped goes quiet first
-            settle_workflow()
+        pause.start_or_settle()
         try:
             wall, events, disturbed, far = _timed_pilot(argv, end_time, timeout, near, out, pilot_config(work))
         finally:

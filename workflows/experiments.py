@@ -441,8 +441,9 @@ NO_LOAD_FACTOR = 1.05    # no-load wall_s / target_s, median of 604 trials (p25-
 # runner start to engine start, the workflow's settle, the probes (median 0.43-0.53 s a
 # trial), and Snakemake's gap between trials (2.5-2.6 min over 326: ~0.47 s); less the
 # settle the runner no longer makes when it has stopped Snakemake (9359260; a mean 0.36-0.39 s a
-# trial, re-runs included, in the two runs of the c8baa61 pair). Not yet refitted on a run
-# without it.
+# trial, re-runs included, in the two runs of the c8baa61 pair). Not refitted: the one pair
+# without it (6ed977a) took 45.0 and 60.3 min where this printed 42, B on a far-placing day
+# (10.7 min of far re-runs), which no constant here should be fitted to alone.
 TRIAL_OVERHEAD_S = 0.64
 # The far handling depends on the host, which no plan knows before it runs. A host that
 # often places the two vCPUs far apart (the lab's first host, 24-27 Nov):

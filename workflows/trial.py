@@ -454,8 +454,7 @@ def _measure(prof, st, engine_opts, timeout, trial_id, rep, noise_threshold, lev
                         # Snakemake stopped until the machine is probed after the run; a
                         # stopped workflow cannot compete, so only one that could not be
                         # stopped (no --pause-workflow) is waited for until it is quiet.
-                        pause.start()
-                        settle_s = 0.0 if pause.paused else noise.settle_workflow()
+                        settle_s = pause.start_or_settle()
                         # Before the loads: the bare machine, just before the run.
                         if level is not None:
                             speed_before, wait = placement.wait_until_near(level, max_wait_s=wait_max_s)

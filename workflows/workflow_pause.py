@@ -14,7 +14,8 @@ So the runner stops the Snakemake process (SIGSTOP) from just before it probes t
 and starts the engine until the engine has been reaped and the machine probed after it, and
 continues it (SIGCONT) then; the same around each calibration pilot. Stopped, the workflow
 cannot compete, so the runner does not first wait for it to go quiet (settle_workflow):
-that wait cost 0.2-0.3 s a trial or pilot, 1.7-1.9 of the c8baa61 pair's 39-min runs. The
+that wait cost a median 0.2 s a trial (a mean 0.36-0.39 s with re-runs), 1.7-1.9 min of
+each 39-min run of the c8baa61 pair. The
 probe after the run is inside the pause because the work Snakemake had left when stopped
 runs as soon as it continues, and beside it the ping-pong would look far. Only the process
 itself is stopped (not its group: the runner is in it), and only a process that is an
@@ -32,7 +33,7 @@ import signal
 import subprocess
 
 from airbase.errors import UsageError
-from workflows.noise import ancestors
+from workflows.noise import ancestors, settle_workflow
 
 _pid = None  # the workflow process to pause, set by configure(); None: pause nothing
 
@@ -67,6 +68,12 @@ class Pause:
             self.paused = True
         except ProcessLookupError:  # the workflow is gone: nothing to keep quiet
             self.end()
+
+    def start_or_settle(self):
+        """start(); where the workflow could not be stopped (no --pause-workflow, or it has
+        ended), wait for it to go quiet instead (settle_workflow). Returns the seconds waited."""
+        self.start()
+        return 0.0 if self.paused else settle_workflow()
 
     def end(self):
         if self._guard is None:

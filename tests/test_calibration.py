@@ -9,6 +9,11 @@ from trial_helpers import run
 from workflows.calibration import calibrate, key_of, parse_options, work_of
 
 CONFIG = ["--threads", "2", "--lps-per-pe", "300", "--remote", "0.2"]
+# Real pilots judged by their barrier hand-offs need well over placement.MIN_SPINNING_WAITS
+# spinning waits: at end time 300 this configuration makes only 106-131 of them (0.03 s), and
+# on a slower CI host fewer, so the run said nothing and counted near (the CI run at cada3d2).
+# At 1500 it makes ~5x as many in ~0.15 s.
+JUDGED_END = 1500.0
 
 
 def key(argv, target=2.5):
@@ -173,9 +178,9 @@ def test_a_pilot_is_judged_far_by_its_barrier_hand_offs(tmp_path):
     for _ in range(placement.CONFIRM):  # a level the host "held": median 8 ns, far from 16 ns
         level.note_handoff({"bucket_ns": 16, "counts": [1000] + [0] * 64})
     work = work_of(parse_options(["--mode", "fm", *CONFIG]))
-    wall, events, disturbed, far = calibration._pilot(work, 300.0, 60, near=(level, 0))
+    wall, events, disturbed, far = calibration._pilot(work, JUDGED_END, 60, near=(level, 0))
     assert wall > 0 and events > 0 and far and disturbed
-    no_level = calibration._pilot(work, 300.0, 60)  # no near waiting asked: never far
+    no_level = calibration._pilot(work, JUDGED_END, 60)  # no near waiting asked: never far
     assert not no_level[3]
 
 
@@ -190,13 +195,13 @@ def test_a_pilot_is_judged_against_its_configurations_usual_share(tmp_path):
     for _ in range(placement.CONFIRM):
         level.note_handoff({"bucket_ns": 16, "counts": [1000] + [0] * 64})
     work = work_of(parse_options(["--mode", "fm", *CONFIG]))
-    assert calibration._pilot(work, 300.0, 60, near=(level, 0))[3]
+    assert calibration._pilot(work, JUDGED_END, 60, near=(level, 0))[3]
     usual = placement.NearLevel(level.path)._same_boot()["far_share_usual"]
     assert usual.get(calibration.pilot_config(work), 0) >= 0.9  # every hand-off far, noted
-    assert not calibration._pilot(work, 400.0, 60, near=(level, 0))[3]
+    assert not calibration._pilot(work, JUDGED_END + 500, 60, near=(level, 0))[3]
     other = work_of(parse_options(["--mode", "fm", *CONFIG, "--seed", "7"]))
     assert calibration.pilot_config(other) != calibration.pilot_config(work)
-    assert calibration._pilot(other, 300.0, 60, near=(level, 0))[3]
+    assert calibration._pilot(other, JUDGED_END, 60, near=(level, 0))[3]
 
 
 def test_every_mode_and_load_of_a_configuration_simulates_the_same_events(tmp_path):

@@ -131,24 +131,35 @@ WAITS = registry_names("barrier_waits")  # every policy the engine registers, au
 # on a 2-vCPU AMD host, where the phase took 68 of the test's 97 s); end 60 keeps 40% of
 # the rounds and rollbacks of every case (33 s).
 WAIT_END = 60
-for wait in WAITS:
-    for window in (0, 2):
-        opts = ["--barrier-wait", wait, "--optimism-window", window, "--barrier-spin-us", 20]
-        check_all(phold(1, 0.3, end=WAIT_END) + opts, PARALLEL[::2], f" {wait} window {window}")
-        with cpu_competitor():
-            check_all(phold(2, 0.5, end=WAIT_END) + opts, PARALLEL[1::2], f" {wait} window {window} + CPU competitor")
+# Each policy runs both windows, one alone and one beside the competitor, and which one
+# goes where alternates between policies, so every (window, competitor) pair is covered too.
+# Every window with and without the competitor for every policy doubled the phase (33 s of
+# the test's 100 on the 2-vCPU AMD host) for combinations that share all their code paths.
+for i, wait in enumerate(WAITS):
+    alone, beside = (0, 2) if i % 2 == 0 else (2, 0)
+    opts = ["--barrier-wait", wait, "--barrier-spin-us", 20]
+    check_all(phold(1, 0.3, end=WAIT_END) + opts + ["--optimism-window", alone], PARALLEL[::2],
+              f" {wait} window {alone}")
+    with cpu_competitor():
+        check_all(phold(2, 0.5, end=WAIT_END) + opts + ["--optimism-window", beside], PARALLEL[1::2],
+                  f" {wait} window {beside} + CPU competitor")
 check_exercised("wait policies", ["deactivations", "non_primary_iterations"])
 
 # An on-off competitor (busy 20 ms, idle 20 ms): detectors fire and reactivation brings
 # threads back within a run. The runs must span several on-off periods and PI's 30-ms hold:
 # at epg 0 and end 400 they lasted 20-200 ms, and in 3 of 12 test runs no thread came back
 # (CI failed on it at f0b36f3). epg 1000 and end 800 make them 0.2-1.3 s, with 30-45
-# reactivations per phase. Every mode on seed 1; the adaptive ones again on seed 2.
+# reactivations per phase. Every mode on seed 1; every other adaptive case again on seed 2
+# (33 reactivations in a run of the phase at f6b712c). The modes that do not adapt run here
+# at up to 2 threads: oversubscribed, FM spins through the competitor's every on phase (fm
+# 3t and 4t took 10.8 of the phase's 27 s of runs on the 2-vCPU AMD host); they run beside
+# the steady competitor above and the flapping one of no_deadlock.
 ON_OFF = phold(1, 0.5, epg=1000, end=800), phold(2, 0.5, epg=1000, end=800)
-ADAPTIVE = [c for c in PARALLEL if c[0] in {m["name"] for m in registry("modes") if m["adapts_threads"]}]
+ADAPTS = {m["name"] for m in registry("modes") if m["adapts_threads"]}
+ADAPTIVE = [c for c in PARALLEL if c[0] in ADAPTS]
 with on_off_competitor(0.02, 0.02):
-    check_all(ON_OFF[0], PARALLEL, " + on-off competitor")
-    check_all(ON_OFF[1], ADAPTIVE, " + on-off competitor")
+    check_all(ON_OFF[0], [c for c in PARALLEL if c[0] in ADAPTS or c[1] <= 2], " + on-off competitor")
+    check_all(ON_OFF[1], ADAPTIVE[::2], " + on-off competitor")
 check_exercised("on-off competitor", ["deactivations", "reactivations"])
 
 finish()

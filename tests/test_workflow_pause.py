@@ -105,3 +105,42 @@ def test_a_runner_killed_while_the_workflow_is_stopped_leaves_it_running(tmp_pat
             wf.kill()
         wf.wait()
     assert not out.exists()
+
+
+# A calibration pilot under the busy workflow above: the real pilot (calibration._pilot) in a
+# child of BUSY_WORKFLOW, which configures the pause as `airlab trial --pause-workflow` does
+# and records each settle_workflow call (not made: against a workflow busy all the time it
+# would take its 5-s limit) and whether the pause stopped the workflow.
+PILOT_UNDER_WORKFLOW = ("import json, sys\n"
+                        "from workflows import calibration, workflow_pause\n"
+                        "settles, stopped = [], []\n"
+                        "real_start = workflow_pause.Pause.start\n"
+                        "def settle(*a, **k):\n"
+                        "    settles.append(0.0)\n"
+                        "    return 0.0\n"
+                        "def start(self):\n"
+                        "    real_start(self)\n"
+                        "    stopped.append(self.paused)\n"
+                        "workflow_pause.settle_workflow, workflow_pause.Pause.start = settle, start\n"
+                        "workflow_pause.configure(int(sys.argv[1]) if sys.argv[1] != 'none' else None)\n"
+                        "work = calibration.work_of(calibration.parse_options(\n"
+                        "    ['--mode', 'fm', '--threads', '2', '--lps-per-pe', '300', '--remote', '0.2']))\n"
+                        "wall, events, _, _ = calibration._pilot(work, 1500.0, 60)\n"
+                        "print(json.dumps({'settles': settles, 'stopped': stopped, 'events': events}))\n")
+
+
+def _pilot_under_busy_workflow(pause):
+    r = subprocess.run([sys.executable, "-c", BUSY_WORKFLOW, sys.executable, "-c", PILOT_UNDER_WORKFLOW,
+                        "WORKFLOW_PID" if pause else "none"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.splitlines()[-1])
+
+
+def test_a_calibration_pilot_stops_the_workflow_and_does_not_wait_for_it():
+    """As a trial's run: the pilot stops the workflow above and makes no settle (busy all the
+    time, the workflow would hold it for the settle's 5-s limit). Without a workflow to stop
+    the pilot settles (once; against the busy workflow, until that limit)."""
+    paused = _pilot_under_busy_workflow(pause=True)
+    assert paused["stopped"] == [True] and paused["settles"] == [] and paused["events"] > 0, paused
+    unpaused = _pilot_under_busy_workflow(pause=False)
+    assert unpaused["stopped"] == [False] and len(unpaused["settles"]) == 1, unpaused

@@ -150,10 +150,11 @@ check_exercised("wait policies", ["deactivations", "non_primary_iterations"])
 # at epg 0 and end 400 they lasted 20-200 ms, and in 3 of 12 test runs no thread came back
 # (CI failed on it at f0b36f3). epg 1000 and end 800 make them 0.2-1.3 s, with 30-45
 # reactivations per phase. Every mode on seed 1; every other adaptive case again on seed 2
-# (33 and 34 reactivations in the two runs of the phase that made this cut). The modes that do not adapt run here
-# at up to 2 threads: oversubscribed, FM spins through the competitor's every on phase (fm
-# 3t and 4t took 10.8 of the phase's 27 s of runs on the 2-vCPU AMD host); they run beside
-# the steady competitor above and the flapping one of no_deadlock.
+# (33 and 34 reactivations in the two runs of the phase that made this cut). The modes that
+# do not adapt run here at up to 2 threads: oversubscribed, FM spins through the
+# competitor's every on phase (fm 3t and 4t took 10.8 of the phase's 27 s of runs on the
+# 2-vCPU AMD host); they run beside the steady competitor above and the flapping one of
+# no_deadlock.
 ON_OFF = phold(1, 0.5, epg=1000, end=800), phold(2, 0.5, epg=1000, end=800)
 ADAPTS = {m["name"] for m in registry("modes") if m["adapts_threads"]}
 ADAPTIVE = [c for c in PARALLEL if c[0] in ADAPTS]

@@ -25,7 +25,6 @@ instead of the best multiples: the experiments named at those repetitions, the o
 the runs' own; it prints each claim it moves and what the plan costs by the estimate.
 """
 import argparse
-import json
 import math
 import sys
 from pathlib import Path
@@ -33,6 +32,7 @@ from pathlib import Path
 from analysis import claims as claims_mod
 from analysis import replication
 from analysis.sequential import SINGLE_LOOK, TWO_LOOKS
+from analysis.top_up import read_decisions
 from workflows.experiments import all_trials, estimate_seconds, load_config
 
 TIMES = (0.5, 1.0, 1.5, 2.0, 3.0)
@@ -85,14 +85,7 @@ def minutes_per_repetition(scale):
 def two_looks_of(runs):
     """The experiments whose claims these runs judged at 97.5%: those with a first-look
     decision at two looks' level (a top-up only precision asks for keeps 95%)."""
-    return {p.stem for r in runs for p in (Path(r) / "top-up").glob("*.json") if _level(p) == TWO_LOOKS}
-
-
-def _level(decision_path):
-    try:
-        return json.loads(decision_path.read_text()).get("level", TWO_LOOKS)
-    except (OSError, ValueError):
-        return TWO_LOOKS  # a decision file the workflow wrote before it recorded its level
+    return {p.stem for r in runs for p, d in read_decisions(r) if d["level"] == TWO_LOOKS}
 
 
 def plan(runs, doc, times=TIMES, two_looks=()):

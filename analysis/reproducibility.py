@@ -45,6 +45,7 @@ from analysis.sequential import SINGLE_LOOK
 from analysis.set_aside import SET_ASIDE
 from analysis.stats import read_rows
 from analysis.time_spent import named_records, summary_line, time_spent, timed
+from analysis.top_up import read_decisions
 from workflows import placement
 from workflows.experiments import ExperimentError, load_experiment
 
@@ -187,23 +188,11 @@ def _block_drift(no_load):
     return out
 
 
-def _decisions(run):
-    """[(path, decision)] of the workflow's first-look decisions (results/<scale>/top-up/*.json),
-    those it could read."""
-    out = []
-    for p in sorted((Path(run) / "top-up").glob("*.json")):
-        try:
-            out.append((p, json.loads(p.read_text())))
-        except (OSError, ValueError):
-            continue
-    return out
-
-
 def _first_look_reps(run):
     """{experiment: the repetitions of its first look} for each experiment that added its
     top-up, from the first-look table the workflow left beside its decision."""
     out = {}
-    for p, d in _decisions(run):
+    for p, d in read_decisions(run):
         try:
             rows = read_rows(p.with_suffix(".csv")) if d.get("top_up") else []
         except OSError:
@@ -325,7 +314,7 @@ def trial_facts(run, min_engine_s):
 def top_ups(run):
     """'fig03-... (opt_vs_cons inconclusive)' per experiment with a top-up that added its repetitions,
     from the workflow's first-look decisions (results/<scale>/top-up/*.json)."""
-    decisions = _decisions(run)
+    decisions = read_decisions(run)
     added, looked = [], len(decisions)
     for p, d in decisions:
         if d.get("top_up"):

@@ -28,6 +28,25 @@ from analysis.stats import read_rows
 from workflows.experiments import ExperimentError, load_experiment
 
 
+# Where the workflow writes each experiment's decision in a run's results folder
+# (workflows/analysis.smk, checkpoint top_up): <run>/top-up/<experiment>.json.
+DECISIONS = "top-up"
+
+
+def read_decisions(run):
+    """[(path, decision)] of a finished run's first-look decisions, those that can be read,
+    in the experiments' order. A decision written before the workflow recorded its `level`
+    came from a two-look experiment (only those had a first look then): it gets TWO_LOOKS."""
+    out = []
+    for p in sorted((Path(run) / DECISIONS).glob("*.json")):
+        try:
+            d = json.loads(p.read_text())
+        except (OSError, ValueError):
+            continue
+        out.append((p, {"level": TWO_LOOKS, **d}))
+    return out
+
+
 def decide(doc, table_path, experiment, half_width_over=None, plot=None, precision_only=False):
     """{"top_up": bool, "level": the claims' interval level, "claims": {id: verdict at the
     first look with its figures}, and with half_width_over (and the figure's plot)

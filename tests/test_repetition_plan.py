@@ -2,10 +2,12 @@
 the repetitions that runs of the design measured. Off its bound, more repetitions settle a
 verdict; on it, they unsettle it (few give a stable 'inconclusive', many a coin toss)."""
 import csv
+import json
 import random
 
 from analysis import repetition_plan, replication
 from analysis.aggregate import COLUMNS
+from analysis.sequential import SINGLE_LOOK, TWO_LOOKS
 
 ABOVE_ONE = {"greater_than": 1}
 
@@ -106,3 +108,19 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
     assert len(err) == 5 and all(line.startswith("repetition_plan: ") for line in err), err
     assert "must be positive and include 1" in err[1] and "no tables/ folder" in err[2]
     assert "at least 2 repetitions" in err[3] and "fig99: no claim of these runs reads it" in err[4]
+
+
+def test_claims_are_judged_at_the_level_their_runs_judged_them(tmp_path):
+    """The experiments judged at two looks' level are read from the runs' first-look
+    decisions: a decision at TWO_LOOKS, or one from before decisions recorded their level
+    (only two-look experiments had one then); not a top-up only precision asks for
+    (SINGLE_LOOK), nor a decision that cannot be read."""
+    run = tmp_path / "run"
+    (run / "top-up").mkdir(parents=True)
+    for name, decision in (("fig04-adm-threshold", {"top_up": True, "level": TWO_LOOKS}),
+                           ("fig03-optimistic-vs-conservative", {"top_up": False}),
+                           ("fig07-no-load", {"top_up": True, "level": SINGLE_LOOK})):
+        (run / "top-up" / f"{name}.json").write_text(json.dumps(decision))
+    (run / "top-up" / "fig15-pcs.json").write_text("{half-written")
+    assert repetition_plan.two_looks_of([run]) == {"fig04-adm-threshold", "fig03-optimistic-vs-conservative"}
+    assert repetition_plan.two_looks_of([tmp_path / "no-run"]) == set()

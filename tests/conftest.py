@@ -27,6 +27,13 @@ os.environ[SESSION_TAG] = uuid.uuid4().hex
 # here, SIGINT is back to its default in every program the tests start.
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+# Under nohup SIGHUP is ignored too, and a runner keeps an inherited SIG_IGN until it installs
+# its own handler: a hang-up the tests send in its first instants was lost and the trial ran to
+# its end (four interrupt tests timed out in a `setsid nohup` suite at e6270b2). A handler
+# here, not SIG_DFL, so the suite itself still survives the hang-up nohup was asked for, and
+# every program it starts gets SIGHUP's default back at exec.
+if signal.getsignal(signal.SIGHUP) == signal.SIG_IGN:
+    signal.signal(signal.SIGHUP, lambda signum, frame: None)
 
 
 def _session_processes():

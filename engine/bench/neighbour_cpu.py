@@ -20,7 +20,6 @@ import math
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 
@@ -87,7 +86,7 @@ def main():
     ap.add_argument("--load-cpu", type=int, default=1, help="the load's CPU [1]")
     args = ap.parse_args()
     if args.cpu == args.load_cpu:
-        sys.exit("neighbour_cpu: --cpu and --load-cpu must differ")
+        ap.error("--cpu and --load-cpu must differ")
     rows, start = [], time.monotonic()
     print("t_s pingpong_before_ns pingpong_after_ns idle_s busy_s busy/idle")
     with tempfile.TemporaryDirectory() as d:

@@ -108,7 +108,10 @@ void air_adapt_inactive_wait(air_engine *e, air_thread *t)
             pthread_mutex_unlock(&t->mu);
             double us = air_probe_yield_us();
             pthread_mutex_lock(&t->mu);
+            t->rap_probes++;
+            if (us > t->rap_probe_max_us) t->rap_probe_max_us = us;
             if (us < e->opt->pi_threshold_us) atomic_store(&t->want_reactivate, 1);
+            else t->rap_slow_probes++;
             continue;
         }
         pthread_cond_wait(&t->cv, &t->mu);

@@ -252,6 +252,9 @@ void air_engine_write_json(air_engine *e, const air_result *r, FILE *f)
         air_json_u64(&j, "reactivations", t->reactivations);
         air_json_u64(&j, "cpu_moves", t->cpu_moves);
         air_json_u64(&j, "yield_handoffs", t->yield_handoffs);
+        air_json_u64(&j, "rap_probes", t->rap_probes);
+        air_json_u64(&j, "rap_slow_probes", t->rap_slow_probes);
+        air_json_f64(&j, "rap_probe_max_us", t->rap_probe_max_us);
         if (e->detector && e->detector->report) e->detector->report(t, &j);
         times_array(&j, "deactivation_times_s", t->deact_times, t->deactivations);
         times_array(&j, "reactivation_times_s", t->react_times, t->reactivations);

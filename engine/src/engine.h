@@ -92,6 +92,10 @@ struct air_thread {
     uint64_t events;
     double busy_s, inactive_s;
     uint64_t deactivations, reactivations;
+    /* RAP's probes while inactive: how many, how many too slow to come back, the slowest
+     * (so a thread that never came back says whether it was never probed or always slow) */
+    uint64_t rap_probes, rap_slow_probes;
+    double rap_probe_max_us;
     double deact_times[AIR_MAX_TIMES], react_times[AIR_MAX_TIMES];
 } __attribute__((aligned(64)));
 

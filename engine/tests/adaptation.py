@@ -501,9 +501,9 @@ for mode, det in [("ladm", "pi"), ("adm", "rq")]:
               f"all {N} in {after:.0%} after")
         continue
     # The threads' own record, so a failure says whether RAP never brought the thread back
-    # or the detector sent it away again (seen 30 Nov and 4 Dec: adm rq at 0% after, thread 1 out at
-# 0.111 s and never back; cause unknown: the RAP probe counts say whether it was never probed
-# or always slow).
+    # or the detector sent it away again (seen 30 Nov and 4 Dec: adm rq at 0% after, thread 1
+    # out at 0.111 s and never back; cause unknown: the RAP probe counts say whether it was
+    # never probed or always slow).
     moves = "; ".join(f"thread {th['id']}: out at {[round(x, 3) for x in th['deactivation_times_s']]}, back at "
                       f"{[round(x, 3) for x in th['reactivation_times_s']]}, RAP probes {th['rap_probes']} "
                       f"({th['rap_slow_probes']} slow, slowest {th['rap_probe_max_us']:.0f} us)" for th in j["threads"])

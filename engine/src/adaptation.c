@@ -3,6 +3,8 @@
  * the barrier, when every active thread is waiting and no PE is held, so the barrier's
  * member count never races a thread that is arriving. At least one thread stays active.
  * Inactive threads sleep on a condition variable (no CPU use) and hold no PE. */
+#define _GNU_SOURCE
+#include <pthread.h>
 #include <sched.h>
 
 #include "engine.h"
@@ -90,6 +92,32 @@ double air_probe_yield_us(void)
     return worst;
 }
 
+/* A RAP probe asks whether a CPU is free for this thread, so it must not run beside one of
+ * the engine's own active threads: their yields to it would read as a competitor. Where a
+ * sleeping thread wakes is the kernel's choice, and on the 2-core VM an inactive adm thread
+ * woke on the active thread's CPU in 4 of 108 runs with a competitor on the other CPU; its
+ * probes then stayed there, all slow (~4 ms), and twice (30 Nov, and a CI run on 4 Dec) it
+ * never came back after the competitor had left. So an unpinned thread probes on the CPUs
+ * of the process that no active thread is on, and returns to its own mask afterwards (the
+ * barrier wait may have narrowed it). With none free the probe counts as slow: coming
+ * back would share a CPU with the engine. Pinned threads probe their own CPU, as in the
+ * paper. Returns the slowest yield in us, or -1 when no CPU was free. */
+static double probe_off_active_cpus_us(air_engine *e, air_thread *t)
+{
+    cpu_set_t own, spare = e->allowed_cpus;
+    if (e->opt->pin || pthread_getaffinity_np(pthread_self(), sizeof own, &own)) return air_probe_yield_us();
+    for (int i = 0; i < e->nthreads; i++) {
+        air_thread *o = &e->threads[i];
+        int cpu = atomic_load_explicit(&o->cpu, memory_order_relaxed);
+        if (o != t && atomic_load(&o->active) && cpu >= 0 && cpu < CPU_SETSIZE) CPU_CLR(cpu, &spare);
+    }
+    if (CPU_COUNT(&spare) == 0) return -1;
+    if (pthread_setaffinity_np(pthread_self(), sizeof spare, &spare)) return air_probe_yield_us();
+    double us = air_probe_yield_us();
+    pthread_setaffinity_np(pthread_self(), sizeof own, &own);
+    return us;
+}
+
 /* Sleep until reactivated or the run ends, then rejoin. A RAP probe request wakes the
  * thread briefly: it times a sched_yield() and asks for reactivation only if the probe was
  * fast, i.e. no other runnable task was waiting for its CPU.
@@ -106,11 +134,12 @@ void air_adapt_inactive_wait(air_engine *e, air_thread *t)
     while (atomic_load(&t->active) == AIR_INACTIVE && !atomic_load(&e->done)) {
         if (atomic_exchange(&t->probe, 0)) {
             pthread_mutex_unlock(&t->mu);
-            double us = air_probe_yield_us();
+            double us = probe_off_active_cpus_us(e, t);
             pthread_mutex_lock(&t->mu);
             t->rap_probes++;
+            if (us < 0) t->rap_no_spare_cpu++;
             if (us > t->rap_probe_max_us) t->rap_probe_max_us = us;
-            if (us < e->opt->pi_threshold_us) atomic_store(&t->want_reactivate, 1);
+            if (us >= 0 && us < e->opt->pi_threshold_us) atomic_store(&t->want_reactivate, 1);
             else t->rap_slow_probes++;
             continue;
         }

@@ -73,6 +73,8 @@ air_engine *air_engine_create(air_options *o)
     CPU_ZERO(&e->allowed_cpus);
     int ncpus = sched_getaffinity(0, sizeof e->allowed_cpus, &e->allowed_cpus) == 0 ? CPU_COUNT(&e->allowed_cpus) : 0;
     e->may_move = !o->pin && ncpus >= 2 && (long)o->threads <= ncpus;
+    /* unpinned RAP probes run off the active threads' CPUs (adaptation.c) */
+    e->tracks_cpus = e->barrier_wait->tracks_cpu || (e->adaptive && !o->pin);
     /* Adaptation keeps its own cadence, in iterations, whatever the GVT interval: detection
      * every detect_interval iterations and a reactivation attempt every 40 detection
      * periods, at the first GVT round after it (32 and 1280 iterations by default, as with
@@ -126,6 +128,7 @@ air_engine *air_engine_create(air_options *o)
             memset(t->detector_state, 0, size);
         }
         atomic_store(&t->active, AIR_ACTIVE);
+        atomic_store(&t->cpu, -1);
         pthread_mutex_init(&t->mu, NULL);
         pthread_cond_init(&t->cv, NULL);
     }
@@ -255,6 +258,7 @@ void air_engine_write_json(air_engine *e, const air_result *r, FILE *f)
         air_json_u64(&j, "rap_probes", t->rap_probes);
         air_json_u64(&j, "rap_slow_probes", t->rap_slow_probes);
         air_json_f64(&j, "rap_probe_max_us", t->rap_probe_max_us);
+        air_json_u64(&j, "rap_no_spare_cpu", t->rap_no_spare_cpu);
         if (e->detector && e->detector->report) e->detector->report(t, &j);
         times_array(&j, "deactivation_times_s", t->deact_times, t->deactivations);
         times_array(&j, "reactivation_times_s", t->react_times, t->reactivations);

@@ -76,7 +76,7 @@ struct air_thread {
     uint32_t suspect_checks;      /* the detector's consecutive positive checks (thread-local) */
     void *detector_state;         /* the detector's own per-thread state (its state_size bytes,
                                    * zeroed, on cache lines of their own; NULL: none) */
-    _Atomic int cpu;              /* CPU it last ran on (set every iteration when the barrier wait reads it) */
+    _Atomic int cpu;              /* CPU it last ran on, -1 before (set every iteration when engine.tracks_cpus) */
     _Atomic uint64_t beat;        /* its iteration count, published with cpu: still moving = running */
     _Atomic uint64_t waiting_gen; /* the barrier generation it waits in (set on arrival) */
     uint64_t cpu_moves;           /* times its barrier wait left a CPU where a partner was queued behind it */
@@ -95,6 +95,7 @@ struct air_thread {
     /* RAP's probes while inactive: how many, how many too slow to come back, the slowest
      * (so a thread that never came back says whether it was never probed or always slow) */
     uint64_t rap_probes, rap_slow_probes;
+    uint64_t rap_no_spare_cpu;    /* probes not run: every CPU had an active thread (counted slow) */
     double rap_probe_max_us;
     double deact_times[AIR_MAX_TIMES], react_times[AIR_MAX_TIMES];
 } __attribute__((aligned(64)));
@@ -193,6 +194,8 @@ struct air_engine {
     int loadavg_fd;                /* /proc/loadavg for a wait that reads_runnable, else -1 */
     cpu_set_t allowed_cpus;        /* the process's CPUs at start (before any pinning) */
     int may_move;                  /* idle-yield and partner may move a waiter off a shared CPU (unpinned, threads <= CPUs) */
+    int tracks_cpus;               /* threads publish their CPU every iteration (air_thread.cpu): the
+                                    * barrier wait reads it, or an inactive thread's RAP probe does */
     _Atomic uint64_t gvt_bits __attribute__((aligned(64)));
     _Atomic uint64_t gvt_round;
     _Atomic int done;

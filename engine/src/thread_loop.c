@@ -51,7 +51,7 @@ void *air_thread_main(void *arg)
     if (e->opt->pin) pin(t);
     int detecting = 0;
     uint64_t gi = e->opt->gvt_interval;
-    int track_cpu = e->barrier_wait->tracks_cpu;
+    int track_cpu = e->tracks_cpus;
     while (!atomic_load_explicit(&e->done, memory_order_acquire)) {
         if (atomic_load_explicit(&t->active, memory_order_acquire) != AIR_ACTIVE) {
             air_adapt_inactive_wait(e, t);

@@ -167,7 +167,7 @@ KEYS = {"config", "mode_adaptive", "wall_s", "start_monotonic_s", "committed_eve
 # the PI detector's own figures (its report hook); absent with other detectors and in FM
 PI_KEYS = {"pi_probes", "pi_slow_probes", "pi_slow_kept_cpu", "pi_probe_s"}
 THREAD_KEYS = {"id", "events", "busy_s", "inactive_s", "deactivations", "reactivations", "cpu_moves", "yield_handoffs",
-               "rap_probes", "rap_slow_probes", "rap_probe_max_us",
+               "rap_probes", "rap_slow_probes", "rap_probe_max_us", "rap_no_spare_cpu",
                "deactivation_times_s", "reactivation_times_s", "times_truncated"} | PI_KEYS
 PE_KEYS = {"id", "committed_events", "iterations", "non_primary_iterations"}
 j, _ = run("--mode", "ladm", "--threads", "2", "--pes", "3", "--lps-per-pe", "200",
@@ -187,7 +187,8 @@ if j:
               for t in j["threads"]),
           f"PI probe counts inconsistent: {j['threads']}")
     # RAP's probes while inactive: slow ones among them, and no slowest without a probe
-    check(all(t["rap_slow_probes"] <= t["rap_probes"] and (t["rap_probes"] > 0 or t["rap_probe_max_us"] == 0)
+    check(all(t["rap_no_spare_cpu"] <= t["rap_slow_probes"] <= t["rap_probes"]
+              and (t["rap_probes"] > 0 or t["rap_probe_max_us"] == 0)
               for t in j["threads"]), f"RAP probe counts inconsistent: {j['threads']}")
     check(sum(p["committed_events"] for p in j["pes"]) == j["committed_events"],
           "per-PE committed events do not add up")

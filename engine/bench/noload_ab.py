@@ -4,13 +4,14 @@ in a worktree): issue 16's "no-load speed unchanged within 3%".
 
     git worktree add /tmp/old caff99b && cmake -S /tmp/old/engine -B /tmp/old/build && \\
         make -C /tmp/old/build airpdes
-    python3 engine/bench/noload_ab.py /tmp/old/build/airpdes [ROUNDS] [--pin]
+    python3 engine/bench/noload_ab.py /tmp/old/build/airpdes [ROUNDS] [--pin] [--adaptive]
 
 Runs fm (2 threads) at remote 0, 0.1, 0.4 and seq at remote 0.1 (PHOLD, 2 PEs x 1000 LPs,
 end time 20000: ~2 s per fm run on the lab's VM), the two binaries back to back in
 alternating order, and prints per configuration the median (min-max) of new / old committed
 events per second over ROUNDS pairs [8]; --pin runs every parallel run with --pin (as the workflow's
-experiments do). Prints; asserts nothing."""
+experiments do); --adaptive runs adm and ladm (default detector and reactivation) at remote
+0.1 and 0.4 instead, for a change to the adaptive modes' loop. Prints; asserts nothing."""
 import json
 import statistics
 import subprocess
@@ -37,6 +38,9 @@ def rate(binary, mode, remote):
 
 
 def main(argv):
+    if "--adaptive" in argv:
+        CONFIGS[:] = [("adm", 0.1), ("adm", 0.4), ("ladm", 0.1), ("ladm", 0.4)]
+        argv = [a for a in argv if a != "--adaptive"]
     if "--pin" in argv:
         PIN.append("--pin")
         argv = [a for a in argv if a != "--pin"]

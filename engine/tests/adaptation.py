@@ -2,7 +2,9 @@
 - one CPU-bound competitor for the whole run: adm and ladm with the pi, rq and apte
   detectors spend most of the run with N-1 active threads;
 - no competitor: most of the run with N active threads;
-- the competitor stops mid-run: RAP brings the thread back (the end of the run has N);
+- the competitor stops mid-run: RAP brings the thread back (the end of the run has N),
+  unpinned and pinned, and also when the out thread sits on an active thread's CPU (its
+  probe must not time the engine's own thread);
 - a competitor that comes and goes every 10 ms: PI's back-off stops its probes handing it
   slices.
 The shares asserted are generous (the machine is shared and noisy); what they rule out is
@@ -474,19 +476,21 @@ for mode, det in CASES:
               f"({foreign:.2f} foreign runnable tasks on average)")
 
 # The competitor leaves after STOP_S; from STOP_S + 0.3 s on, RAP must have brought the
-# deactivated thread back for most of the remaining samples.
+# deactivated thread back for most of the remaining samples. Unpinned (the kernel places the
+# threads, and the inactive one's probes must avoid the active ones' CPUs) and pinned, as the
+# workflow's figures run LADM (each thread probes its own CPU).
 STOP_S = 0.6
-for mode, det in [("ladm", "pi"), ("adm", "rq")]:
+for mode, det, pin in [("ladm", "pi", []), ("adm", "rq", []), ("ladm", "pi", ["--pin"])]:
     with cpu_competitor() as comp:
         timer = threading.Timer(STOP_S, comp.kill)
         timer.start()
-        j, samples = run_sampled(*MODEL, "--end-time", 12000, "--mode", mode, "--threads", N,
+        j, samples = run_sampled(*MODEL, "--end-time", 12000, "--mode", mode, "--threads", N, *pin,
                                  "--detector", det, "--reactivation", "rap", own=[comp.pid])
         timer.cancel()
     if not j:
         continue
     tl = j["_timeline"]
-    label = f"{mode} {det} + competitor leaving at {STOP_S} s"
+    label = f"{mode} {det}{' pinned' if pin else ''} + competitor leaving at {STOP_S} s"
     assert_same(refs[12000], j, label)
     # Under RAP a thread comes back only after a fast probe of its own.
     check(all(th["reactivations"] <= th["rap_probes"] - th["rap_slow_probes"] for th in j["threads"]),

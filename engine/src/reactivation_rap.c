@@ -3,8 +3,8 @@
  * load of its own) one inactive thread is woken to time sched_yield() calls
  * (air_probe_yield_us; an unpinned thread on a CPU that no active thread is on, so that the
  * engine's own threads never look like a competitor: adaptation.c); it asks to come back
- * only if the probe was fast (below
- * --pi-threshold-us), and the leader reactivates it at the next round. */
+ * only if the probe was fast (below --pi-threshold-us), and the leader reactivates it at
+ * the next round. */
 #include "engine.h"
 
 #define RAP_MIN_INTERVAL_S 0.02

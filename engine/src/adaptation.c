@@ -95,7 +95,7 @@ double air_probe_yield_us(void)
 /* A RAP probe asks whether a CPU is free for this thread, so it must not run beside one of
  * the engine's own active threads: their yields to it would read as a competitor. Where a
  * sleeping thread wakes is the kernel's choice, and on the 2-core VM an inactive adm thread
- * woke on the active thread's CPU in 4 of 108 runs with a competitor on the other CPU; its
+ * woke on the active thread's CPU in 4 of 147 runs with a competitor on the other CPU; its
  * probes then stayed there, all slow (~4 ms), and twice (30 Nov, and a CI run on 4 Dec) it
  * never came back after the competitor had left. So an unpinned thread probes on the CPUs
  * of the process that no active thread is on, and returns to its own mask afterwards (the

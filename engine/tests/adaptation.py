@@ -519,7 +519,7 @@ for mode, det, pin in [("ladm", "pi", []), ("adm", "rq", []), ("ladm", "pi", ["-
 
 
 # RAP's probe must not time the engine's own threads. Where a sleeping thread wakes is the
-# kernel's choice: in 4 of 108 runs of the case above on the 2-core VM the inactive thread
+# kernel's choice: in 4 of 147 runs of the case above on the 2-core VM the inactive thread
 # woke on the active thread's CPU, and its probes stayed there, all slow, while the other CPU
 # was free; twice it never came back (30 Nov, 4 Dec). This case makes that placement certain:
 # once a thread is out, its mask is narrowed to an active thread's CPU, as the kernel's

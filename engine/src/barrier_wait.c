@@ -330,35 +330,35 @@ static const air_barrier_wait *auto_resolve(const air_options *o)
 }
 
 const air_barrier_wait air_barrier_wait_auto = {
-    { "auto", "idle-yield when every thread can have a CPU of its own, else adaptive", 1, NULL }, NULL, NULL, auto_resolve, 0, 0,
+    { "auto", "idle-yield when every thread can have a CPU of its own, else adaptive", 1, NULL }, NULL, NULL, auto_resolve, 0, 0, 0,
 };
 const air_barrier_wait air_barrier_wait_spin = {
     { "spin", "busy-wait: a round completes as soon as the last thread arrives, but a thread "
       "queued behind the spinner on its CPU waits for the spinner's slice to end", 0, NULL },
-    spin_wait, nothing_to_wake, NULL, 0, 0,
+    spin_wait, nothing_to_wake, NULL, 0, 0, 1,
 };
 const air_barrier_wait air_barrier_wait_yield = {
     { "yield", "spin briefly, then sched_yield(): under EEVDF the waiter hands a competing "
       "program a whole slice per round, so FM under load crawls (kept to measure exactly that)", 0, NULL },
-    yield_wait, nothing_to_wake, NULL, 0, 0,
+    yield_wait, nothing_to_wake, NULL, 0, 0, 0,
 };
 const air_barrier_wait air_barrier_wait_block = {
     { "block", "spin --barrier-spin-us, then sleep on a futex until the round is done", 0, block_options },
-    block_wait, block_wake, NULL, 0, 0,
+    block_wait, block_wake, NULL, 0, 0, 0,
 };
 const air_barrier_wait air_barrier_wait_adaptive = {
     { "adaptive", "spin, but sleep once another engine thread is queued on the waiter's CPU "
       "(it would wait for the spinner's slice to end)", 0, NULL },
-    adaptive_wait, block_wake, NULL, 1, 0,
+    adaptive_wait, block_wake, NULL, 1, 0, 0,
 };
 const air_barrier_wait air_barrier_wait_partner = {
     { "partner", "idle-yield while every missing thread is running; sleep on a futex while one is "
       "switched out (its progress stood still for 50 us); leave a CPU a missing thread is queued on", 0, NULL },
-    partner_wait, block_wake, NULL, 1, 1,
+    partner_wait, block_wake, NULL, 1, 1, 0,
 };
 const air_barrier_wait air_barrier_wait_idle_yield = {
     { "idle-yield", "spin while anything else on the machine is runnable; while nothing is, "
       "sched_yield() (it then hands nothing away; on the lab's VM it was 5% faster than spinning); "
       "unpinned, leave a CPU the awaited thread is queued on", 0, NULL },
-    idle_yield_wait, nothing_to_wake, NULL, 1, 1,
+    idle_yield_wait, nothing_to_wake, NULL, 1, 1, 1,
 };

@@ -145,6 +145,9 @@ typedef struct air_barrier_wait {
     const struct air_barrier_wait *(*resolve)(const air_options *o);
     int tracks_cpu;  /* reads air_thread.cpu and .beat, which the loop then keeps up to date */
     int reads_runnable; /* reads the machine's runnable tasks (air_engine.loadavg_fd) */
+    /* keeps its CPU until the round is done, whoever is queued behind it: with more threads
+     * than CPUs a partner waits a slice per round (warned about at start) */
+    int holds_cpu;
 } air_barrier_wait;
 
 typedef struct air_sync {

@@ -109,6 +109,22 @@ with tempfile.TemporaryDirectory() as d:
              f"--check of a good run: exit {p.returncode}, {p.stdout!r} {p.stderr!r}, left {os.listdir(d)}"):
         print("ok   --check of a good run (seed 2^64-1): exit 0, no output")
 
+# A barrier wait that holds its CPU, named with more threads than CPUs, runs but says what it
+# will cost: one warning line; with a CPU per thread, or auto, nothing.
+cpus = len(os.sched_getaffinity(0))
+for wait, threads, warns in [("spin", cpus + 1, True), ("idle-yield", cpus + 1, True),
+                             ("spin", cpus, False), ("auto", cpus + 1, False)]:
+    p = subprocess.run([AIRPDES, "--mode", "dm", "--threads", str(threads), "--pes", str(threads),
+                        "--barrier-wait", wait, "--end-time", "10", "--check"],
+                       capture_output=True, text=True, timeout=30)
+    lines = p.stderr.strip().splitlines()
+    label = f"--barrier-wait {wait} with {threads} threads on {cpus} CPUs"
+    if check(p.returncode == 0 and (len(lines) == 1 and lines[0].startswith("airpdes: warning: --barrier-wait "
+                                                                           f"{wait} with {threads} threads")
+                                    if warns else lines == []),
+             f"{label}: exit {p.returncode}, stderr {lines!r} (wanted {'one warning' if warns else 'nothing'})"):
+        print(f"ok   {label}: {'warned' if warns else 'no warning'}")
+
 # --detector rq is refused where /proc/thread-self/schedstat does not exist. Shown by hiding
 # /proc in a private mount namespace (needs root and unshare; otherwise not checked).
 probe = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs none /proc"],

@@ -322,11 +322,15 @@ static void block_wake(air_engine *e)
  * with no-load false alarms and on-off trials flagged disturbed (the wake-ups' interrupt
  * time counts as foreign CPU), so it is an option until those are understood.
  * Measurements: docs/engine-benchmarks.md. */
-static const air_barrier_wait *auto_resolve(const air_options *o)
+long air_usable_cpus(void)
 {
     cpu_set_t set;
-    long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
-    return (long)o->threads <= cpus ? &air_barrier_wait_idle_yield : &air_barrier_wait_adaptive;
+    return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+static const air_barrier_wait *auto_resolve(const air_options *o)
+{
+    return (long)o->threads <= air_usable_cpus() ? &air_barrier_wait_idle_yield : &air_barrier_wait_adaptive;
 }
 
 const air_barrier_wait air_barrier_wait_auto = {

@@ -268,6 +268,8 @@ extern const air_mode air_mode_seq, air_mode_fm, air_mode_dm, air_mode_adm, air_
 extern const air_detector air_detector_apte, air_detector_pi, air_detector_rq;
 extern const air_reactivation air_reactivation_pr, air_reactivation_rap;
 extern const air_sync air_sync_optimistic, air_sync_conservative;
+/* the CPUs this process may run on (its affinity mask; cpusets and SLURM binding respected) */
+long air_usable_cpus(void);
 extern const air_barrier_wait air_barrier_wait_auto, air_barrier_wait_spin, air_barrier_wait_yield,
     air_barrier_wait_block, air_barrier_wait_adaptive, air_barrier_wait_idle_yield, air_barrier_wait_partner;
 

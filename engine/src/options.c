@@ -1,13 +1,11 @@
 /* airpdes options: one table gives each engine option's name, type, default, help line
  * and limits, and each policy brings a table of its own (air_named.options); parsing,
  * validation, --help and the JSON `config` object all read both. */
-#define _GNU_SOURCE /* sched_getaffinity */
 #include "options.h"
 
 #include <errno.h>
 #include <libgen.h>
 #include <math.h>
-#include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -327,8 +325,7 @@ static int default_lps(air_options *o)
  * that cost is measured), but said. */
 static void warn_oversubscribed(const air_options *o)
 {
-    cpu_set_t set;
-    long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+    long cpus = air_usable_cpus();
     if (cpus > 0 && (long)o->threads > cpus)
         fprintf(stderr, "airpdes: warning: --barrier-wait %s with %llu threads on %ld CPUs: a waiter keeps its "
                 "CPU while a partner queued behind it waits for its slice, every round; expect a run many times "

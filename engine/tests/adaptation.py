@@ -475,6 +475,14 @@ for mode, det in CASES:
         print(f"ok   {label}: all {N} threads active in {s:.0%} of {n} samples "
               f"({foreign:.2f} foreign runnable tasks on average)")
 
+def thread_moves(j):
+    """Each thread's deactivations, reactivations and RAP probes, for a failure message."""
+    return "; ".join(f"thread {th['id']}: out at {[round(x, 3) for x in th['deactivation_times_s']]}, back at "
+                     f"{[round(x, 3) for x in th['reactivation_times_s']]}, RAP probes {th['rap_probes']} "
+                     f"({th['rap_slow_probes']} slow, slowest {th['rap_probe_max_us']:.0f} us, "
+                     f"{th['rap_no_spare_cpu']} with no CPU free of active threads)" for th in j["threads"])
+
+
 # The competitor leaves after STOP_S; from STOP_S + 0.3 s on, RAP must have brought the
 # deactivated thread back for most of the remaining samples. Unpinned (the kernel places the
 # threads, and the inactive one's probes must avoid the active ones' CPUs) and pinned, as the
@@ -505,15 +513,11 @@ for mode, det, pin in [("ladm", "pi", []), ("adm", "rq", []), ("ladm", "pi", ["-
               f"all {N} in {after:.0%} after")
         continue
     # The threads' own record, so a failure says whether RAP never brought the thread back
-    # or the detector sent it away again (seen 30 Nov and 4 Dec: adm rq at 0% after, thread 1
-    # out at 0.111 s and never back; cause unknown: the RAP probe counts say whether it was
-    # never probed or always slow).
-    moves = "; ".join(f"thread {th['id']}: out at {[round(x, 3) for x in th['deactivation_times_s']]}, back at "
-                      f"{[round(x, 3) for x in th['reactivation_times_s']]}, RAP probes {th['rap_probes']} "
-                      f"({th['rap_slow_probes']} slow, slowest {th['rap_probe_max_us']:.0f} us, "
-                      f"{th['rap_no_spare_cpu']} with no CPU free of active threads)" for th in j["threads"])
+    # (never probed, or every probe slow) or the detector sent it away again. Seen 30 Nov and
+    # 4 Dec: adm rq, thread 1 out at 0.111 s and never back, its probes on the active thread's
+    # CPU (the case below).
     if check(after >= 0.6, f"{label}: all {N} active in only {after:.0%} of {na} samples after it "
-                           f"left ({foreign:.2f} foreign runnable tasks on average); {moves}"):
+                           f"left ({foreign:.2f} foreign runnable tasks on average); {thread_moves(j)}"):
         print(f"ok   {label}: {N - 1} active in {before:.0%} of samples before, all {N} in "
               f"{after:.0%} of {na} samples after ({foreign:.2f} foreign runnable on average)")
 
@@ -587,9 +591,7 @@ with cpu_competitor() as comp, tempfile.TemporaryDirectory() as d:
         # is before the narrowing.
         outs = [th for th in j["threads"] if th["deactivations"] and th["deactivation_times_s"][0] < at
                 and not any(r < at for r in th["reactivation_times_s"])]
-        moves = "; ".join(f"thread {th['id']}: out at {[round(x, 3) for x in th['deactivation_times_s']]}, back at "
-                          f"{[round(x, 3) for x in th['reactivation_times_s']]}, RAP probes {th['rap_probes']} "
-                          f"({th['rap_slow_probes']} slow)" for th in j["threads"])
+        moves = thread_moves(j)
         if not outs:
             fail(f"{label}: a thread was asleep at {at:.2f} s, but none was out by the engine's record; {moves}")
         elif check(all(th["reactivations"] for th in outs),

@@ -575,7 +575,7 @@ def narrow_inactive_thread(pid, deadline):
 
 def release_when_back(pid, deadline):
     """Once every thread of pid runs again (the out one is back), give them all this driver's
-    mask again: the rest of the run need not share one CPU (it made the run ~2x longer)."""
+    mask again, so that the rest of the run does not share one CPU."""
     prev = engine_tasks(pid)
     while time.monotonic() < deadline:
         time.sleep(0.03)

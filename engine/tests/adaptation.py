@@ -576,6 +576,7 @@ def narrow_inactive_thread(pid, deadline):
 def release_when_back(pid, deadline):
     """Once every thread of pid runs again (the out one is back), give them all this driver's
     mask again, so that the rest of the run does not share one CPU."""
+    mask = os.sched_getaffinity(0)
     prev = engine_tasks(pid)
     while time.monotonic() < deadline:
         time.sleep(0.03)
@@ -585,7 +586,7 @@ def release_when_back(pid, deadline):
         if len(ran) >= N and sum(d > 5e6 for d in ran) >= N:  # each > 5 ms of CPU in 30 ms
             for tid in now:
                 try:
-                    os.sched_setaffinity(tid, os.sched_getaffinity(0))
+                    os.sched_setaffinity(tid, mask)
                 except OSError:
                     pass
             return

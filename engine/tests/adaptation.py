@@ -547,6 +547,17 @@ def engine_tasks(pid):
     return tasks
 
 
+def cpu_each_period(pid, deadline, period_s=0.03):
+    """Every period until the deadline (monotonic seconds): ({tid: ns of CPU it used in the
+    period}, the engine_tasks() reading at its end)."""
+    prev = engine_tasks(pid)
+    while time.monotonic() < deadline:
+        time.sleep(period_s)
+        now = engine_tasks(pid)
+        yield {tid: now[tid][0] - prev[tid][0] for tid in now if tid in prev}, now
+        prev = now
+
+
 def narrow_inactive_thread(pid, deadline):
     """Wait until one of pid's threads is asleep while the others run (deactivated), then
     restrict it and the running ones to the CPU of a running one: the kernel can no longer
@@ -554,12 +565,7 @@ def narrow_inactive_thread(pid, deadline):
     before ebc997b passed 1 of 3 runs so). Returns (seconds since the call, that CPU), or
     None when no thread went out before the deadline (monotonic seconds)."""
     t0 = time.monotonic()
-    prev = engine_tasks(pid)
-    while time.monotonic() < deadline:
-        time.sleep(0.03)
-        now = engine_tasks(pid)
-        ran = {tid: now[tid][0] - prev[tid][0] for tid in now if tid in prev}
-        prev = now
+    for ran, now in cpu_each_period(pid, deadline):
         idle = [tid for tid, d in ran.items() if d < 1e6]  # < 1 ms of CPU in 30 ms
         busy = [tid for tid, d in ran.items() if d > 10e6]
         if len(idle) == 1 and busy:
@@ -577,13 +583,8 @@ def release_when_back(pid, deadline):
     """Once every thread of pid runs again (the out one is back), give them all this driver's
     mask again, so that the rest of the run does not share one CPU."""
     mask = os.sched_getaffinity(0)
-    prev = engine_tasks(pid)
-    while time.monotonic() < deadline:
-        time.sleep(0.03)
-        now = engine_tasks(pid)
-        ran = [now[tid][0] - prev[tid][0] for tid in now if tid in prev]
-        prev = now
-        if len(ran) >= N and sum(d > 5e6 for d in ran) >= N:  # each > 5 ms of CPU in 30 ms
+    for ran, now in cpu_each_period(pid, deadline):
+        if len(ran) >= N and sum(d > 5e6 for d in ran.values()) >= N:  # each > 5 ms of CPU in 30 ms
             for tid in now:
                 try:
                     os.sched_setaffinity(tid, mask)

@@ -187,10 +187,14 @@ def noise_sentence(rows):
                 f"machine disturbed them; {len(still)} stayed disturbed after their re-runs (kept, marked "
                 "in the table's disturbed column).")
     far_rerun = sum(1 for r in measured if far_redone[id(r)])
+    # loaded ones only where the experiment re-runs them (rerun_far_loaded)
+    loaded = sum(1 for r in measured if far_redone[id(r)] and r.get("profile") not in (None, "", "none"))
     ran_far = sum(1 for r in measured if baselines.ran_far(r))
     if far_rerun or ran_far:
-        text += (f" {far_rerun} no-load trial(s) were run again because the host ran the CPUs far apart; "
-                 f"{ran_far} kept run(s) ran so (loaded ones are not re-run; the table's ran_far column: a "
+        who = f"trial(s) ({loaded} loaded)" if loaded else "no-load trial(s)"
+        text += (f" {far_rerun} {who} were run again because the host ran the CPUs far apart; "
+                 f"{ran_far} kept run(s) ran so (loaded ones are re-run only where the experiment "
+                 "says rerun_far_loaded; the table's ran_far column: a "
                  f"far_share, the share of a run's barrier waits at far speed, {placement.FAR_RERUN_SHARE:.0%} "
                  "or more above the lowest its configuration showed earlier; ended_far where it is empty).")
     set_aside = sum(1 for r in rows if r.get("status") == SET_ASIDE)

@@ -22,6 +22,15 @@ def test_far_reruns_are_not_called_disturbed():
     assert "2 kept run(s) ran so" in text
 
 
+def test_far_reruns_of_loaded_trials_are_counted_as_such():
+    """Where an experiment re-runs far loaded runs (rerun_far_loaded) the sentence says how
+    many of the far re-runs were loaded."""
+    loaded = {**row(reruns=1, far_reruns=1), "profile": "cpu-1"}
+    text = noise_sentence([loaded, {**row(reruns=2, far_reruns=2), "profile": "none"}, row()])
+    assert "2 trial(s) (1 loaded) were run again because the host ran the CPUs far apart" in text, text
+    assert "loaded ones are re-run only where the experiment says rerun_far_loaded" in text
+
+
 def test_kept_runs_are_far_by_their_far_share_where_measured():
     """A run that ended far after a quarter far counts; one that ended far after 10% far does
     not; one with no measured share falls back to how it ended."""

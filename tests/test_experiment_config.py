@@ -502,3 +502,29 @@ def test_a_top_up_only_precision_asks_for_keeps_one_look():
     assert [top_up_reps(exp, s) for s in ("smoke", "quick", "paper")] == [0, 2, 2]
     assert [two_looks(exp, s) for s in ("smoke", "quick", "paper")] == [False] * 3
     assert two_looks({**exp, "top_up_on_undecided": True}, "quick") and not two_looks({"top_up": 0}, "quick")
+
+
+def test_far_loaded_runs_are_rerun_only_where_the_experiment_says(tmp_path):
+    """rerun_far_loaded (per scale): that scale's loaded trials tell the runner
+    --rerun-far-loaded (in their spec, so changing it reruns them) and the estimate counts
+    their far re-runs; no-load trials are re-run for far placement anyway and never carry it;
+    a value that is not a boolean is refused with the file and field. No shipped quick
+    experiment asks (workflows/placement.py says what it would cost)."""
+    from workflows.experiments import estimate_seconds, runner_args
+    text = GOOD + "rerun_far_loaded: {smoke: false, quick: true, paper: false}\n"
+    exp = load_experiment(write(tmp_path, text))
+    cfg = {"reps": {"smoke": 1, "quick": 2, "paper": 2}}
+    quick = expand(exp, "quick", cfg, cores=2)
+    loaded = [t for t in quick if t["profile"] != "none"]
+    assert loaded and all(t["rerun_far_loaded"] and "--rerun-far-loaded" in runner_args(t) for t in loaded)
+    assert not any(t["rerun_far_loaded"] or "--rerun-far-loaded" in runner_args(t)
+                   for t in quick if t["profile"] == "none")
+    assert not any(t["rerun_far_loaded"] for t in expand(exp, "paper", cfg, cores=2))
+    plain = load_experiment(write(tmp_path, GOOD, name="plain.yaml"))
+    before = {t["id"]: estimate_seconds(t) for t in expand(plain, "quick", cfg, cores=2)}
+    for t in quick:
+        assert (estimate_seconds(t) > before[t["id"]]) == (t["profile"] != "none"), t["id"]
+    with pytest.raises(ExperimentError, match="rerun_far_loaded"):
+        load_experiment(write(tmp_path, GOOD + "rerun_far_loaded: {smoke: false, quick: 1, paper: false}\n"))
+    shipped = all_trials(load_config(), "quick", cores=2)
+    assert not any(t["rerun_far_loaded"] for _, trials in shipped.values() for t in trials)

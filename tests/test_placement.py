@@ -277,13 +277,13 @@ def test_a_trial_waits_for_near_and_records_it(tmp_path, two_cpus):
     assert level == seen[-1] and ms["after"]["pingpong_ns"] in seen and ms["before"]["pingpong_ns"] in seen
 
 
-def _trial_beside_a_far_level(tmp_path, profile, wait_max):
+def _trial_beside_a_far_level(tmp_path, profile, wait_max, extra=()):
     """A real trial with --wait-near and --reruns 1 whose every probe is far: (stderr, record)."""
     cal = tmp_path / "cal"
     _far_level(cal)
     out = tmp_path / "t.json"
     r = run(out, profile=profile, engine=NO_LOAD_ENGINE,
-            extra=["--wait-near", "--wait-near-max", wait_max, "--reruns", "1", "--calibration-dir", str(cal)])
+            extra=["--wait-near", "--wait-near-max", wait_max, "--reruns", "1", "--calibration-dir", str(cal), *extra])
     assert r.returncode == 0, r.stderr
     d = json.loads(out.read_text())
     jsonschema.validate(d, SCHEMA)
@@ -334,10 +334,26 @@ def test_a_no_load_trial_that_ends_far_runs_again(tmp_path, two_cpus):
 
 
 def test_a_loaded_trial_that_ends_far_is_kept(tmp_path, two_cpus):
-    """Loaded trials are long and would mostly end far again: kept, marked far_after."""
+    """Loaded trials are long: kept, marked far_after, unless their experiment asks."""
     _, d = _trial_beside_a_far_level(tmp_path, "cpu-1", "0")
     assert d["noise"]["reruns"] == 0 or d["noise"]["attempts"][0]["disturbed"], d["noise"]
     assert d["machine_speed"]["far_after"] is True and d["machine_speed"]["wait"]["probes"] == 1
+
+
+def test_a_loaded_trial_that_ends_far_runs_again_when_asked(tmp_path, two_cpus):
+    """--rerun-far-loaded (an experiment's rerun_far_loaded): a loaded run judged far is run
+    again like a no-load one, and the table row counts it as a far re-run of a loaded trial."""
+    stderr, d = _trial_beside_a_far_level(tmp_path, "cpu-1", "0", extra=["--rerun-far-loaded"])
+    nz = d["noise"]
+    assert nz["reruns"] == 1 and [a["ran_far"] for a in nz["attempts"]] == [True, True], nz
+    assert "running it again (1 of 1)" in stderr, stderr
+    from analysis.aggregate import row_of
+    from analysis.caption import noise_sentence
+    row = row_of(d, "placement", "test")
+    assert row["profile"] != "none" and row["far_reruns"] == (0 if nz["attempts"][0]["disturbed"] else 1)
+    if row["far_reruns"]:
+        assert "1 trial(s) (1 loaded) were run again because the host ran the CPUs far apart" in \
+            noise_sentence([{k: str(v) for k, v in row.items()}])
 
 
 def test_out_of_re_runs_the_trial_keeps_its_nearest_undisturbed_run():

@@ -13,10 +13,15 @@ attempts of re-run no-load trials a median 1.16x the run kept (p90 1.58x).
 
 So the runner (workflows/trial.py, --wait-near) probes before a trial until the ping-pong is
 near, at most WAIT_MAX_S, and runs a no-load trial again when the probe after it was far.
-Loaded trials are kept: in the 6a751fe pair those that ended far took a median 1.13x (FM),
-1.46x (ADM), 1.03x (LADM) their near siblings, but they are long (5-47 s) and most would
-end far again, and re-running them would cost ~5 of the quick run's minutes
-(docs/reference-runs.md, "The pair at 6a751fe").
+Loaded trials are kept unless their experiment asks (rerun_far_loaded, `airlab trial
+--rerun-far-loaded`): in the 6a751fe pair those that ended far took a median 1.13x (FM),
+1.46x (ADM), 1.03x (LADM) their near siblings, but they are long (5-47 s), and on the AMD
+host (six quick runs, 3-4 Dec) the kept far loaded runs lasted 8-12 min a run, which
+re-running all would add to a 45-minute budget. The next trial after one of them started
+far in 36% of cases (98 of 269; any trial's first run: 25%), after one of Fig. 1's in 12 of
+30, so a re-run mostly does come back near; but re-running even Fig. 1's and 8's (~1.3 min
+of a run there) costs 2.7 min by the far host's estimate, which the 45-minute budget does
+not have (docs/workflow.md, "Far, measured during the run"). No quick experiment asks yet.
 "Near" is relative to the ping-pong level the host has held on this boot (NearLevel: the
 CONFIRM-th lowest probe, in a file the workflow keeps beside the calibration cache): on a
 machine whose CPUs never move, every probe is near and the wait costs one probe."""

@@ -188,7 +188,7 @@ def _read_timeline(path):
 
 def run_trial(profile, setup, out, engine_opts, rep=0, timeout=600.0, labels=None,
               allow_unavailable=False, load_count=None, target_s=None, calibration_dir=None,
-              reruns=0, noise_threshold=noise.DEFAULT_THRESHOLD, wait_near=None):
+              reruns=0, noise_threshold=noise.DEFAULT_THRESHOLD, wait_near=None, rerun_far_loaded=False):
     """Run one trial and write its JSON to `out`. Returns the trial dict. With load_count,
     the profile's one process runs that many times (recorded as profile NAME-xN). With
     target_s the engine's end time is the one calibrated for its configuration (cached in
@@ -196,8 +196,8 @@ def run_trial(profile, setup, out, engine_opts, rep=0, timeout=600.0, labels=Non
     disturbed (workflows/noise.py) is run again up to `reruns` times; when they run out, the
     nearest undisturbed run is kept (kept_attempt).
     With wait_near (at most that many seconds) the run starts when the host runs the CPUs
-    near each other, and a no-load run that ended far is run again within the same
-    `reruns` (workflows/placement.py).
+    near each other, and a no-load run that ran far is run again within the same
+    `reruns` (workflows/placement.py); with rerun_far_loaded a loaded one too.
 
     SIGINT/SIGTERM/SIGHUP are caught from the first moment (even while the inputs are checked) and
     turned into TrialInterrupted once every `finally` below has removed what was started.
@@ -220,7 +220,8 @@ def run_trial(profile, setup, out, engine_opts, rep=0, timeout=600.0, labels=Non
         # runner is killed outright (workflows/setups/leftovers.py).
         os.environ[leftovers.KEY] = str(os.getpid())
         record = _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_unavailable,
-                            load_count, target_s, calibration_dir, reruns, noise_threshold, wait_near)
+                            load_count, target_s, calibration_dir, reruns, noise_threshold, wait_near,
+                            rerun_far_loaded)
         done = True
         return record
     except Interrupted as e:
@@ -259,7 +260,7 @@ def _end_of_trial(done, old, old_env):
 
 def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_unavailable, load_count=None,
                target_s=None, calibration_dir=None, reruns=0, noise_threshold=noise.DEFAULT_THRESHOLD,
-               wait_near=None):
+               wait_near=None, rerun_far_loaded=False):
     engine_opts = list(engine_opts)
     if wait_near is not None and not calibration_dir:
         raise UsageProblem("--wait-near needs --calibration-dir (where the near ping-pong level is kept)")
@@ -333,11 +334,13 @@ def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_una
                      f"of waiting (ping-pong {placement.pingpong_ns(ms['before'])} ns, near "
                      f"{ms['wait']['near_ns']} ns): running anyway")
         attempts.append(attempt)
-        # Only the baselines are re-run for far placement: they are short (~2.5 s) and every
-        # slowdown is divided by one; a loaded run lasts 5-47 s and would mostly run far
-        # again (workflows/placement.py). Far: measured during the run by the engine's
-        # barrier waits, the probe after it only where those are too few (ran_far above).
-        far_again = attempt.get("ran_far") and not prof["processes"]
+        # The baselines are re-run for far placement: they are short (~2.5 s) and every
+        # slowdown is divided by one. A loaded run (5-47 s) only where its experiment asks
+        # (rerun_far_loaded): re-running every far one would cost 8-12 min of a quick run,
+        # and the trial after a far loaded one started far in 36% of cases (workflows/
+        # placement.py). Far: measured during the run by the engine's barrier waits, the
+        # probe after it only where those are too few (ran_far above).
+        far_again = attempt.get("ran_far") and (rerun_far_loaded or not prof["processes"])
         if not (m["noise"]["disturbed"] or far_again) or len(attempts) > reruns:
             break
         where = (f"{ms['far_share']:.0%} of its barrier waits far" if ms["far_share"] is not None

@@ -75,6 +75,10 @@ def register(sub):
                         "--calibration-dir; at most --wait-near-max), and run a no-load trial that "
                         "ended far apart again within --reruns: on a VM that moves its vCPUs apart "
                         "for seconds at a time a no-load run then takes up to 1.5x as long")
+    p.add_argument("--rerun-far-loaded", action="store_true",
+                   help="with --wait-near, run a loaded trial that ran far apart again too (within "
+                        "--reruns), as a no-load one is; the workflow asks for it where an "
+                        "experiment says rerun_far_loaded")
     p.add_argument("--wait-near-max", type=float, default=WAIT_MAX_S, metavar="S",
                    help="with --wait-near, wait at most S seconds for near, then run anyway (the "
                         "record says so) [%(default)g]")
@@ -129,7 +133,8 @@ def trial_cmd(args):
         run_trial(args.profile, args.setup, args.out, opts, rep=args.rep, timeout=args.timeout,
                   labels=labels, allow_unavailable=args.allow_unavailable, load_count=load_count,
                   target_s=args.target_s, calibration_dir=args.calibration_dir, reruns=args.reruns,
-                  noise_threshold=args.noise_threshold, wait_near=args.wait_near_max if args.wait_near else None)
+                  noise_threshold=args.noise_threshold, wait_near=args.wait_near_max if args.wait_near else None,
+                  rerun_far_loaded=args.rerun_far_loaded)
     except UsageProblem as e:
         raise UsageError(str(e))
     except TrialUnavailable as e:

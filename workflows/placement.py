@@ -19,9 +19,11 @@ Loaded trials are kept unless their experiment asks (rerun_far_loaded, `airlab t
 host (six quick runs, 3-4 Dec) the kept far loaded runs lasted 8-12 min a run, which
 re-running all would add to a 45-minute budget. The next trial after one of them started
 far in 36% of cases (98 of 269; any trial's first run: 25%), after one of Fig. 1's in 12 of
-30, so a re-run mostly does come back near; but re-running even Fig. 1's and 8's (~1.3 min
-of a run there) costs 2.7 min by the far host's estimate, which the 45-minute budget does
-not have (docs/workflow.md, "Far, measured during the run"). No quick experiment asks yet.
+30, so a re-run mostly does come back near (measured: 11 of 13 far Fig. 1 runs came back
+within two re-runs); but re-running even Fig. 1's and 8's (0.6-1.6 min of a run there)
+costs 2.7 min by the far host's estimate, which the 45-minute budget does not have
+(docs/workflow.md, "Far vCPU placement"; docs/reference-runs.md, "Far loaded runs re-run").
+No quick experiment asks yet.
 "Near" is relative to the ping-pong level the host has held on this boot (NearLevel: the
 CONFIRM-th lowest probe, in a file the workflow keeps beside the calibration cache): on a
 machine whose CPUs never move, every probe is near and the wait costs one probe."""

@@ -528,3 +528,25 @@ def test_far_loaded_runs_are_rerun_only_where_the_experiment_says(tmp_path):
         load_experiment(write(tmp_path, GOOD + "rerun_far_loaded: {smoke: false, quick: 1, paper: false}\n"))
     shipped = all_trials(load_config(), "quick", cores=2)
     assert not any(t["rerun_far_loaded"] for _, trials in shipped.values() for t in trials)
+
+
+@pytest.mark.parametrize("wait_near", [True, False])
+def test_the_workflow_asks_for_far_loaded_reruns_only_with_wait_near(tmp_path, wait_near):
+    """The runner refuses --rerun-far-loaded without --wait-near (tests/test_placement.py):
+    with the config's wait_near off the workflow leaves it out of the command, while the spec
+    file keeps it (so the experiment's key still decides when the trial reruns)."""
+    p = write(tmp_path, GOOD + "rerun_far_loaded: {smoke: false, quick: true, paper: false}\n", "figfar.yaml")
+    work = tmp_path / "work"
+    r = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "-d", str(work), "--cores", "2",
+                        "results/quick/tables/figfar.csv", "--config", f"experiments=[{p}]", "scale=quick",
+                        f"wait_near={wait_near}"],
+                       capture_output=True, text=True, timeout=120, cwd=paths.ROOT)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-2000:]
+    commands = [ln for ln in r.stdout.splitlines() if " trial --profile " in ln]
+    loaded = [c for c in commands if "--profile cpu-1" in c]
+    assert loaded and len(commands) == 2 * len(loaded), commands
+    assert all(("--rerun-far-loaded" in c) == wait_near and ("--wait-near" in c) == wait_near for c in loaded)
+    assert not any("--rerun-far-loaded" in c for c in commands if "--profile none" in c)
+    spec = work / "results/quick/specs/figfar/modefm-profcpu1-rep0.args"
+    assert "--rerun-far-loaded" in spec.read_text()

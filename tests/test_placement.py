@@ -347,6 +347,10 @@ def test_a_loaded_trial_that_ends_far_runs_again_when_asked(tmp_path, two_cpus):
     nz = d["noise"]
     assert nz["reruns"] == 1 and [a["ran_far"] for a in nz["attempts"]] == [True, True], nz
     assert "running it again (1 of 1)" in stderr, stderr
+    # The reason: far, unless other work (another test) disturbed the first run; only then
+    # may a re-run that the flag did not cause satisfy the count above.
+    first_disturbed = nz["attempts"][0]["disturbed"]
+    assert ("disturbed (" if first_disturbed else "the host ran the CPUs far apart (") in stderr, stderr
     from analysis.aggregate import row_of
     from analysis.caption import noise_sentence
     row = row_of(d, "placement", "test")
@@ -388,3 +392,11 @@ def test_wait_near_needs_a_place_for_its_level(tmp_path):
     r = run(out, profile="none", engine=NO_LOAD_ENGINE,
             extra=["--wait-near", "--wait-near-max", "-1", "--calibration-dir", str(tmp_path)])
     assert r.returncode == 2 and "--wait-near-max" in r.stderr and not out.exists()
+
+
+def test_rerun_far_loaded_needs_wait_near(tmp_path):
+    """Without --wait-near no run is judged far, so the flag would do nothing: refused."""
+    out = tmp_path / "t.json"
+    r = run(out, profile="cpu-1", engine=NO_LOAD_ENGINE, extra=["--rerun-far-loaded"])
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "--rerun-far-loaded needs --wait-near" in r.stderr and not out.exists()

@@ -76,9 +76,10 @@ def register(sub):
                         "ended far apart again within --reruns: on a VM that moves its vCPUs apart "
                         "for seconds at a time a no-load run then takes up to 1.5x as long")
     p.add_argument("--rerun-far-loaded", action="store_true",
-                   help="with --wait-near, run a loaded trial that ran far apart again too (within "
-                        "--reruns), as a no-load one is; the workflow asks for it where an "
-                        "experiment says rerun_far_loaded")
+                   help="with --wait-near (an error without it: a run is judged far against the "
+                        "near level that waiting measures), run a loaded trial that ran far apart "
+                        "again too (within --reruns), as a no-load one is; the workflow asks for it "
+                        "where an experiment says rerun_far_loaded")
     p.add_argument("--wait-near-max", type=float, default=WAIT_MAX_S, metavar="S",
                    help="with --wait-near, wait at most S seconds for near, then run anyway (the "
                         "record says so) [%(default)g]")
@@ -112,6 +113,9 @@ def trial_cmd(args):
         raise UsageError("--reruns must be >= 0 and --noise-threshold > 0")
     if args.wait_near_max < 0:
         raise UsageError("--wait-near-max must be >= 0")
+    if args.rerun_far_loaded and not args.wait_near:
+        raise UsageError("--rerun-far-loaded needs --wait-near: a run is judged far against the near "
+                         "level that waiting measures")
     if args.target_s is not None and args.target_s <= 0:
         raise UsageError("--target-s must be > 0")
     from workflows import workflow_pause

@@ -62,6 +62,15 @@ def wait_near_args(scale):
     return ["--wait-near"] + ([] if most is None else ["--wait-near-max", f"{most:g}"])
 
 
+def trial_runner_args(wc):
+    """runner_args of the trial, less --rerun-far-loaded where the config turns waiting for
+    near CPUs off (the runner refuses it without --wait-near: far is judged against the
+    level that waiting measures). The spec file keeps it, so the experiment's key still
+    decides when the trial reruns."""
+    args = runner_args(trial_of(wc))
+    return args if wait_near_args(wc.scale) else [a for a in args if a != "--rerun-far-loaded"]
+
+
 def trial_of(wc):
     try:
         return TRIALS[(wc.scale, wc.exp, wc.tid)]
@@ -99,7 +108,7 @@ rule trial:
         # every finished trial when that template's text changes (its "code" rerun trigger),
         # while a param made from the output is not compared.
         cmd=lambda wc, output: "trap : HUP; " + shlex.join([
-            *AIRLAB, "trial", *runner_args(trial_of(wc)),  # --profile [--load-count] --setup --rep
+            *AIRLAB, "trial", *trial_runner_args(wc),  # --profile [--load-count] --setup --rep
             "--out", output[0], "--record-failure", "--allow-unavailable",
             "--timeout", str(config["trial_timeout_s"][wc.scale]),
             "--calibration-dir", f"results/{wc.scale}/calibration",

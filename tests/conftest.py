@@ -7,6 +7,7 @@ alive fails the run, so a leak cannot hide behind a green suite.
 import os
 import signal
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -20,6 +21,11 @@ from airbase import paths
 # included, and never touches anyone else's runs on a shared machine.
 SESSION_TAG = "AIRLAB_TEST_SESSION"
 os.environ[SESSION_TAG] = uuid.uuid4().hex
+# The runners keep the near placement levels they measure in a file of the machine's
+# (workflows/placement.py, shared_level_file); the suite keeps its own, so its trials
+# neither start from the lab's levels nor change them.
+PLACEMENT_FILE = Path(tempfile.gettempdir()) / f"airlab-test-placement-{os.environ[SESSION_TAG]}.json"
+os.environ["AIRLAB_PLACEMENT_FILE"] = str(PLACEMENT_FILE)
 
 # A suite started in the background by a non-interactive shell (`nohup make test &`, some
 # CI runners) inherits SIGINT ignored, and so would every runner, load and Snakemake it
@@ -65,6 +71,12 @@ def no_lab_process_outlives_the_suite():
         except ProcessLookupError:
             pass
     assert not leaked, f"processes left running by the tests: {sorted(leaked.items())}"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def the_suites_placement_file_goes():
+    yield
+    PLACEMENT_FILE.unlink(missing_ok=True)
 
 
 @pytest.fixture(scope="session")

@@ -185,6 +185,58 @@ def test_the_tables_ran_far_is_the_runners_verdict_else_the_share():
     assert ran_far({"far_share": "", "ended_far": "1"}) and not ran_far({})
 
 
+def test_a_workflow_starts_from_the_levels_earlier_workflows_held_on_this_boot(tmp_path):
+    """A workflow that starts in a far phase must not learn the far level as near (run B of the
+    9e64477 pair did for ~100 s: short end times, far runs kept): with the machine's file its
+    runners start from the levels earlier workflows held on this boot."""
+    shared = tmp_path / "machine.json"
+    earlier = placement.NearLevel(tmp_path / "a" / placement.LEVEL_FILE, shared=shared)
+    assert _held(earlier, pingpong_ns=50) == 50
+    assert _held(earlier, handoff=_handoff(n96=500)) == 104
+    new = placement.NearLevel(tmp_path / "b" / placement.LEVEL_FILE, shared=shared)
+    assert new.get() == 50 and new.far({"pingpong_ns": 330})
+    assert new.note_handoff(_handoff(n288=500)) == 104  # a far run's hand-offs are not the level
+    assert placement.far_share(_handoff(n288=500), new.get(), 104) == 1.0
+    # Without it the first probe of a far phase is the level, and near (what run B did).
+    alone = placement.NearLevel(tmp_path / "c" / placement.LEVEL_FILE)
+    assert not alone.far({"pingpong_ns": 330}) and alone.get() == 330
+
+
+def test_the_machines_file_gets_what_runners_measured_once(tmp_path):
+    """Only measured values go to the machine's file, each once: a seed shared back would
+    count one probe twice, and the CONFIRM-th lowest would soon be one probe's reading."""
+    shared = tmp_path / "machine.json"
+    placement.NearLevel(tmp_path / "a" / placement.LEVEL_FILE, shared=shared).note({"pingpong_ns": 40})
+    second = placement.NearLevel(tmp_path / "b" / placement.LEVEL_FILE, shared=shared)
+    assert second.note({"pingpong_ns": 60}) == 60  # seeded with 40, then 60: the highest of two
+    assert json.loads(shared.read_text())["pingpong_ns_lowest"] == [40, 60]
+    # A level written into a workflow's own file (as the tests below do) stays there.
+    _held(placement.NearLevel(tmp_path / "c" / placement.LEVEL_FILE), pingpong_ns=1e-3)
+    assert json.loads(shared.read_text())["pingpong_ns_lowest"] == [40, 60]
+
+
+def test_the_machines_file_counts_only_on_this_boot_and_for_hours(tmp_path):
+    shared = tmp_path / "machine.json"
+    _held(placement.NearLevel(tmp_path / "a" / placement.LEVEL_FILE, shared=shared), pingpong_ns=50)
+    d = json.loads(shared.read_text())
+    fresh = lambda: placement.NearLevel(tmp_path / "b" / placement.LEVEL_FILE, shared=shared).get()
+    assert fresh() == 50
+    shared.write_text(json.dumps({**d, "updated_unix": d["updated_unix"] - placement.SHARED_MAX_AGE_S - 60}))
+    assert fresh() is None  # a VM moved to another host keeps its boot id
+    shared.write_text(json.dumps({**d, "boot_id": "another boot"}))
+    assert fresh() is None
+
+
+def test_the_machines_file_is_named_by_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv(placement.SHARED_LEVEL_ENV, str(tmp_path / "x.json"))
+    assert placement.shared_level_file() == tmp_path / "x.json"
+    monkeypatch.setenv(placement.SHARED_LEVEL_ENV, "")
+    assert placement.shared_level_file() is None
+    monkeypatch.delenv(placement.SHARED_LEVEL_ENV)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert placement.shared_level_file() == tmp_path / "airlab" / "placement-levels.json"
+
+
 def test_wait_ends_at_the_first_near_probe(tmp_path):
     level = placement.NearLevel(tmp_path / placement.LEVEL_FILE)
     _held(level, pingpong_ns=50)
@@ -288,6 +340,20 @@ def _trial_beside_a_far_level(tmp_path, profile, wait_max, extra=()):
     d = json.loads(out.read_text())
     jsonschema.validate(d, SCHEMA)
     return r.stderr, d
+
+
+def test_a_trial_in_a_new_calibration_folder_judges_by_the_machines_level(tmp_path, two_cpus, monkeypatch):
+    """The runner reads the machine's file ($AIRLAB_PLACEMENT_FILE): with a level there that
+    no real probe comes near, a trial whose own folder is new finds its probes far."""
+    shared = tmp_path / "machine.json"
+    _held(placement.NearLevel(tmp_path / "earlier" / placement.LEVEL_FILE, shared=shared), pingpong_ns=1e-3)
+    monkeypatch.setenv(placement.SHARED_LEVEL_ENV, str(shared))
+    out = tmp_path / "t.json"
+    r = run(out, profile="none", engine=NO_LOAD_ENGINE,
+            extra=["--wait-near", "--wait-near-max", "0", "--calibration-dir", str(tmp_path / "new-cal")])
+    assert r.returncode == 0, r.stderr
+    ms = json.loads(out.read_text())["machine_speed"]
+    assert ms["wait"]["near_ns"] == 1e-3 and ms["wait"]["far"] is True and ms["far_after"] is True, ms
 
 
 def test_a_no_load_trial_that_ends_far_runs_again(tmp_path, two_cpus):

@@ -147,6 +147,34 @@ def _boot_id():
         return None
 
 
+# The levels are this boot's, not one workflow's. A workflow knows nothing before its first
+# probes, and one that starts in a far phase learns the far level as near and judges every
+# run of that phase near. Run B of the 9e64477 pair (`make reproduce-again`: a new results
+# folder) started in a far phase of ~100 s: its level was 332 ns where the host's near is 49,
+# the hand-off level 296 ns; its first three calibrations ran at 0.73-0.83x the speed its
+# trials ran at later, so their end times were 20-30% short (runs of 2.04-2.5 s against a
+# 2.9 s target), and the first block's no-load runs at remote 0 and 0.1 ran far (1.2-1.4x
+# their repetitions) with far shares of 0.002-0.004. Run A of the cae9f4d pair (a fresh
+# clone) the same for 28 s. Both ran on a boot where earlier workflows had held the near
+# level for hours. So the runners also note their probes in a file of the machine's
+# (shared_level_file), and a workflow whose own file has no level yet starts from it. Only
+# values the runners measured go there (a level written into a workflow's own file, as the
+# tests do, is not shared), and only for SHARED_MAX_AGE_S: a VM moved to another host
+# without a reboot keeps its boot id.
+SHARED_LEVEL_ENV = "AIRLAB_PLACEMENT_FILE"
+SHARED_MAX_AGE_S = 6 * 3600
+
+
+def shared_level_file():
+    """The machine's file of near levels: $AIRLAB_PLACEMENT_FILE (empty: none), else
+    $XDG_CACHE_HOME/airlab/placement-levels.json (~/.cache by default)."""
+    p = os.environ.get(SHARED_LEVEL_ENV)
+    if p is not None:
+        return Path(p) if p.strip() else None
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "airlab" / "placement-levels.json"
+
+
 # The near levels are the CONFIRM-th lowest value seen, not the lowest: one probe can read
 # far below the host's usual near placement. In run A of the c0399cb pair (another host:
 # ping-pong 103-194 ns, no bimodal phases) a single probe read 39 ns 13 minutes in; from then
@@ -160,22 +188,51 @@ CONFIRM = 5
 class NearLevel:
     """The near ping-pong level of this machine since it booted (a reboot may land a VM on
     another host), and beside it the near barrier hand-off level (runs' median hand-offs),
-    kept in `path` so every trial of a workflow shares them. Each level is the CONFIRM-th
-    lowest value seen (the highest while fewer were seen): a level the host held for a
-    while, not one probe's reading."""
+    kept in `path` so every trial of a workflow shares them, and with `shared` (the
+    machine's file) started from the levels earlier workflows saw on this boot. Each level is
+    the CONFIRM-th lowest value seen (the highest while fewer were seen): a level the host
+    held for a while, not one probe's reading."""
 
-    def __init__(self, path):
+    def __init__(self, path, shared=None):
         self.path = Path(path)
+        self.shared = Path(shared) if shared else None  # the machine's file (shared_level_file)
         self.boot = _boot_id()
         self.held = {}  # the lowest values this runner saw, also where it could not keep them in its file
 
-    def _same_boot(self):
-        """The level file's contents if written since this boot, else {}."""
+    def _read(self, path):
+        """A level file's contents if written since this boot, else {}."""
         try:
-            d = json.loads(self.path.read_text())
+            d = json.loads(path.read_text())
         except (OSError, ValueError):
             return {}
         return d if isinstance(d, dict) and d.get("boot_id") == self.boot else {}
+
+    def _same_boot(self):
+        return self._read(self.path)
+
+    def _shared(self, key):
+        """The machine's lowest values under `key` on this boot, if noted in the last
+        SHARED_MAX_AGE_S, else []."""
+        if self.shared is None:
+            return []
+        d = self._read(self.shared)
+        fresh = isinstance(d.get("updated_unix"), (int, float)) and time.time() - d["updated_unix"] <= SHARED_MAX_AGE_S
+        return self._values(d, key) if fresh else []
+
+    def _share(self, key, found):
+        """Add values this runner measured to the machine's file (never the seeds it read
+        from there: a value counted twice would make one probe a level)."""
+        if self.shared is None:
+            return
+        d = self._read(self.shared)
+        lowest = self._values(d, key)
+        new = sorted(lowest + found)[:CONFIRM]
+        if new != lowest:
+            try:
+                write_json(self.shared, {**d, key: new[-1], f"{key}_lowest": new, "boot_id": self.boot,
+                                         "host": os.uname().nodename, "updated_unix": time.time()})
+            except OSError:
+                pass  # the machine's file is a head start for the next workflow, not needed by this one
 
     @staticmethod
     def _values(d, key):
@@ -183,16 +240,18 @@ class NearLevel:
         return sorted(x for x in vs if isinstance(x, (int, float)) and x > 0) if isinstance(vs, list) else []
 
     def get(self):
-        lowest = self._values(self._same_boot(), "pingpong_ns") or self.held.get("pingpong_ns")
+        lowest = (self._values(self._same_boot(), "pingpong_ns") or self.held.get("pingpong_ns")
+                  or self._shared("pingpong_ns"))
         return lowest[-1] if lowest else None
 
     def _lower(self, key, found):
         """Add `found` (numbers; falsy ones are skipped) to the lowest values under `key`,
         keep them in the file, and return the level (the highest of the lowest CONFIRM)."""
         d = self._same_boot()
-        lowest = self._values(d, key) or self.held.get(key, [])
+        lowest = self._values(d, key) or self.held.get(key) or self._shared(key)
         found = [x for x in found if x]
         if found:
+            self._share(key, found)
             new = sorted(lowest + found)[:CONFIRM]
             if new != lowest:
                 try:

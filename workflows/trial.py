@@ -293,7 +293,8 @@ def _run_trial(profile, setup, out, engine_opts, rep, timeout, labels, allow_una
         _say(f"{trial_id}: unavailable here: {'; '.join(reasons)}")
         return record
 
-    level = placement.NearLevel(Path(calibration_dir) / placement.LEVEL_FILE) if wait_near is not None else None
+    level = (placement.NearLevel(Path(calibration_dir) / placement.LEVEL_FILE, shared=placement.shared_level_file())
+             if wait_near is not None else None)
     calibration = None
     if target_s is not None:
         try:

@@ -197,6 +197,9 @@ def test_a_workflow_starts_from_the_levels_earlier_workflows_held_on_this_boot(t
     assert new.get() == 50 and new.far({"pingpong_ns": 330})
     assert new.note_handoff(_handoff(n288=500)) == 104  # a far run's hand-offs are not the level
     assert placement.far_share(_handoff(n288=500), new.get(), 104) == 1.0
+    shared.unlink()  # from its first values on the workflow holds the levels in its own file
+    again = placement.NearLevel(new.path)
+    assert again.get() == 50 and again.note_handoff(None) == 104
     # Without it the first probe of a far phase is the level, and near (what run B did).
     alone = placement.NearLevel(tmp_path / "c" / placement.LEVEL_FILE)
     assert not alone.far({"pingpong_ns": 330}) and alone.get() == 330

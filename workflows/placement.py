@@ -248,12 +248,15 @@ class NearLevel:
         """Add `found` (numbers; falsy ones are skipped) to the lowest values under `key`,
         keep them in the file, and return the level (the highest of the lowest CONFIRM)."""
         d = self._same_boot()
-        lowest = self._values(d, key) or self.held.get(key) or self._shared(key)
+        own = self._values(d, key) or self.held.get(key)
+        lowest = own or self._shared(key)
         found = [x for x in found if x]
         if found:
             self._share(key, found)
             new = sorted(lowest + found)[:CONFIRM]
-            if new != lowest:
+            # A seeded level is written too: from then on the workflow holds it in its own
+            # file, whatever becomes of the machine's (it ages out after SHARED_MAX_AGE_S).
+            if new != lowest or not own:
                 try:
                     write_json(self.path, {**d, key: new[-1], f"{key}_lowest": new, "boot_id": self.boot,
                                            "host": os.uname().nodename, "updated_unix": time.time()})

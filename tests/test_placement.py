@@ -226,6 +226,10 @@ def test_the_machines_file_counts_only_on_this_boot_and_for_hours(tmp_path):
     assert fresh() == 50
     shared.write_text(json.dumps({**d, "updated_unix": d["updated_unix"] - placement.SHARED_MAX_AGE_S - 60}))
     assert fresh() is None  # a VM moved to another host keeps its boot id
+    # ...and the next measured value starts the machine's file over (else, written only when
+    # its levels change, a steady level would stay aged out for the rest of the boot).
+    placement.NearLevel(tmp_path / "c" / placement.LEVEL_FILE, shared=shared).note({"pingpong_ns": 60})
+    assert json.loads(shared.read_text())["pingpong_ns_lowest"] == [60] and fresh() == 60
     shared.write_text(json.dumps({**d, "boot_id": "another boot"}))
     assert fresh() is None
 

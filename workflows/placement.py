@@ -210,21 +210,25 @@ class NearLevel:
     def _same_boot(self):
         return self._read(self.path)
 
-    def _shared(self, key):
-        """The machine's lowest values under `key` on this boot, if noted in the last
-        SHARED_MAX_AGE_S, else []."""
+    def _machine(self):
+        """The machine's file's contents if written on this boot in the last
+        SHARED_MAX_AGE_S, else {}."""
         if self.shared is None:
-            return []
+            return {}
         d = self._read(self.shared)
         fresh = isinstance(d.get("updated_unix"), (int, float)) and time.time() - d["updated_unix"] <= SHARED_MAX_AGE_S
-        return self._values(d, key) if fresh else []
+        return d if fresh else {}
+
+    def _shared(self, key):
+        return self._values(self._machine(), key)
 
     def _share(self, key, found):
         """Add values this runner measured to the machine's file (never the seeds it read
-        from there: a value counted twice would make one probe a level)."""
+        from there: a value counted twice would make one probe a level). A file that aged
+        out starts over from them: it is written only when its levels change."""
         if self.shared is None:
             return
-        d = self._read(self.shared)
+        d = self._machine()
         lowest = self._values(d, key)
         new = sorted(lowest + found)[:CONFIRM]
         if new != lowest:

@@ -25,7 +25,8 @@ costs 2.7 min by the far host's estimate, which the 45-minute budget does not ha
 (docs/workflow.md, "Far vCPU placement"; docs/reference-runs.md, "Far loaded runs re-run").
 No quick experiment asks yet.
 "Near" is relative to the ping-pong level the host has held on this boot (NearLevel: the
-CONFIRM-th lowest probe, in a file the workflow keeps beside the calibration cache): on a
+CONFIRM-th lowest probe, in a file the workflow keeps beside the calibration cache, started
+from the machine's file of this boot's levels: shared_level_file): on a
 machine whose CPUs never move, every probe is near and the wait costs one probe."""
 import json
 import math
@@ -150,9 +151,10 @@ def _boot_id():
 # The levels are this boot's, not one workflow's. A workflow knows nothing before its first
 # probes, and one that starts in a far phase learns the far level as near and judges every
 # run of that phase near. Run B of the 9e64477 pair (`make reproduce-again`: a new results
-# folder) started in a far phase of ~100 s: its level was 332 ns where the host's near is 49,
-# the hand-off level 296 ns; its first three calibrations ran at 0.73-0.83x the speed its
-# trials ran at later, so their end times were 20-30% short (runs of 2.04-2.5 s against a
+# folder) started in a far phase and held it for near for ~100 s: its level was 332 ns
+# where the host's near is 49, the hand-off level 296 ns; its first three calibrations ran
+# at 0.73-0.83x the speed its
+# trials ran at later, so their end times were 18-29% short (runs of 2.04-2.5 s against a
 # 2.9 s target), and the first block's no-load runs at remote 0 and 0.1 ran far (1.2-1.4x
 # their repetitions) with far shares of 0.002-0.004. Run A of the cae9f4d pair (a fresh
 # clone) the same for 28 s. Both ran on a boot where earlier workflows had held the near
@@ -232,11 +234,17 @@ class NearLevel:
         lowest = self._values(d, key)
         new = sorted(lowest + found)[:CONFIRM]
         if new != lowest:
-            try:
-                write_json(self.shared, {**d, key: new[-1], f"{key}_lowest": new, "boot_id": self.boot,
-                                         "host": os.uname().nodename, "updated_unix": time.time()})
-            except OSError:
-                pass  # the machine's file is a head start for the next workflow, not needed by this one
+            # a failed write costs the next workflow its head start, not this one anything
+            self._keep(self.shared, d, key, new)
+
+    def _keep(self, path, d, key, lowest):
+        """Write a level file: its contents `d` with `key`'s lowest values and level; a
+        failed write is left to the caller's next read."""
+        try:
+            write_json(path, {**d, key: lowest[-1], f"{key}_lowest": lowest, "boot_id": self.boot,
+                              "host": os.uname().nodename, "updated_unix": time.time()})
+        except OSError:
+            pass
 
     @staticmethod
     def _values(d, key):
@@ -261,11 +269,8 @@ class NearLevel:
             # A seeded level is written too: from then on the workflow holds it in its own
             # file, whatever becomes of the machine's (it ages out after SHARED_MAX_AGE_S).
             if new != lowest or not own:
-                try:
-                    write_json(self.path, {**d, key: new[-1], f"{key}_lowest": new, "boot_id": self.boot,
-                                           "host": os.uname().nodename, "updated_unix": time.time()})
-                except OSError:
-                    pass  # an unwritable folder costs the next trials the level, not this one its run
+                # an unwritable folder costs the next trials the level, not this one its run
+                self._keep(self.path, d, key, new)
             lowest = new
         self.held[key] = lowest
         return lowest[-1] if lowest else None

@@ -20,9 +20,9 @@ import sys
 from snakemake.utils import min_version, validate
 
 from analysis.claims import ClaimError, check_claims
-from workflows.experiments import (ExperimentError, all_trials, block_order, block_ranks, estimate_minutes, NEAR_HOST,
-                                  previous_block, profile_label, runner_args, top_up_half_width, top_up_minutes,
-                                  two_looks)
+from workflows.estimate import NEAR_HOST, estimate_minutes, top_up_minutes
+from workflows.experiments import (ExperimentError, all_trials, block_order, block_ranks, previous_block, profile_label,
+                                  runner_args, top_up_half_width, two_looks)
 from workflows.snakemake_timers import cancel_rate_limit_timers
 
 min_version("9.0")

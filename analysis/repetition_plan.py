@@ -13,7 +13,7 @@ the same experiments on one machine: they sample one distribution, an assumption
 give runs of the same design). For each multiple of the runs' repetitions, the truth is
 drawn from the pooled values' posterior and two runs are drawn from it and judged as the
 claim is (analysis/replication.py); levels combine as verdicts do. Minutes per repetition
-come from the workflow's estimate for the scale (workflows/experiments.py).
+come from the workflow's estimate for the scale (workflows/estimate.py).
 
     python -m analysis.repetition_plan RUN [RUN ...] [--times 0.5,1,1.5,2,3] [--scale quick]
                                        [--design fig04-adm-threshold=5,fig07-no-load=3]
@@ -33,7 +33,8 @@ from analysis import claims as claims_mod
 from analysis import replication
 from analysis.sequential import SINGLE_LOOK, TWO_LOOKS
 from analysis.top_up import read_decisions
-from workflows.experiments import all_trials, estimate_seconds, load_config
+from workflows.estimate import estimate_seconds
+from workflows.experiments import all_trials, load_config
 
 TIMES = (0.5, 1.0, 1.5, 2.0, 3.0)
 

@@ -131,7 +131,7 @@ def test_time_budgets():
     with more far placement): the upper bound is issue 14's 45 minutes, the lower one
     keeps the estimate from losing the far handling again (it printed 38 without it). Smoke:
     a couple of minutes."""
-    from workflows.experiments import estimate_minutes, top_up_minutes
+    from workflows.estimate import estimate_minutes, top_up_minutes
     cfg = load_config()
     quick = all_trials(cfg, "quick", cores=2)
     assert 40 < estimate_minutes(quick) + top_up_minutes(quick)[1] < 45
@@ -142,7 +142,7 @@ def test_the_estimate_on_a_host_that_keeps_its_cpus_near():
     """The a5f1b20 pair ran on a host that rarely placed the vCPUs far apart: 36.1 and 33.3
     min where the far host's estimate said 43. The near-host estimate must lie within 25% of
     both and below the far one (the difference is only the far handling)."""
-    from workflows.experiments import NEAR_HOST, estimate_minutes
+    from workflows.estimate import NEAR_HOST, estimate_minutes
     quick = all_trials(load_config(), "quick", cores=2)
     near = estimate_minutes(quick, NEAR_HOST)
     assert near < estimate_minutes(quick) - 5
@@ -510,7 +510,8 @@ def test_far_loaded_runs_are_rerun_only_where_the_experiment_says(tmp_path):
     their far re-runs; no-load trials are re-run for far placement anyway and never carry it;
     a value that is not a boolean is refused with the file and field. No shipped quick
     experiment asks (workflows/placement.py says what it would cost)."""
-    from workflows.experiments import estimate_seconds, runner_args
+    from workflows.estimate import estimate_seconds
+    from workflows.experiments import runner_args
     text = GOOD + "rerun_far_loaded: {smoke: false, quick: true, paper: false}\n"
     exp = load_experiment(write(tmp_path, text))
     cfg = {"reps": {"smoke": 1, "quick": 2, "paper": 2}}

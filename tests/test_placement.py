@@ -2,6 +2,8 @@
 decision on synthetic probes, the level kept per boot, and real trials with --wait-near
 (a level of 1 ns makes every real probe "far", which this VM cannot be made to do)."""
 import json
+import tempfile
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -213,9 +215,16 @@ def test_the_machines_file_gets_what_runners_measured_once(tmp_path):
     second = placement.NearLevel(tmp_path / "b" / placement.LEVEL_FILE, shared=shared)
     assert second.note({"pingpong_ns": 60}) == 60  # seeded with 40, then 60: the highest of two
     assert json.loads(shared.read_text())["pingpong_ns_lowest"] == [40, 60]
-    # A level written into a workflow's own file (as the tests below do) stays there.
-    _held(placement.NearLevel(tmp_path / "c" / placement.LEVEL_FILE), pingpong_ns=1e-3)
-    assert json.loads(shared.read_text())["pingpong_ns_lowest"] == [40, 60]
+
+
+def test_the_suites_trials_keep_out_of_the_labs_machine_file(monkeypatch, tmp_path):
+    """The suite's runners note their probes in the suite's own file (tests/conftest.py), so
+    its trials neither start from the lab's levels nor change them."""
+    suites = placement.shared_level_file()
+    monkeypatch.delenv(placement.SHARED_LEVEL_ENV)
+    labs = placement.shared_level_file()
+    assert suites is not None and suites != labs
+    assert suites.parent == Path(tempfile.gettempdir()) and "airlab-test-placement" in suites.name
 
 
 def test_the_machines_file_counts_only_on_this_boot_and_for_hours(tmp_path):

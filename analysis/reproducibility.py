@@ -11,6 +11,8 @@ Reads each run's tables (results/<scale>/tables/*.csv, summary.csv) and trial re
   half-width relative to the point (points with n >= 2; the figure's own x, series and y),
   and the series whose points are widest;
 - the shortest engine run of each run, and how many trials ran under --min-engine-s;
+- how well each configuration's calibration hit its target: its near no-load FM runs' time
+  over the target (analysis/calibration_hit.py);
 - FM's efficiency without a load (share of no-load FM trials at >= 0.95), and how often an
   adaptive mode deactivated a thread without a load (the engine's count, or a timeline
   sample below its threads), also by mode and detector;
@@ -38,7 +40,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from analysis import end_times, machine_speed, precision, repetition_plan
+from analysis import calibration_hit, end_times, machine_speed, precision, repetition_plan
 from analysis.baselines import ran_far
 from analysis.claims import level_rows, level_samples, load_claims, read_run_tables, reversed_verdicts
 from analysis.sequential import SINGLE_LOOK
@@ -308,6 +310,7 @@ def trial_facts(run, min_engine_s):
             "steal": steal, "drift": _block_drift(no_load_walls), "top_up_drift": _top_up_drift(run, no_load_walls),
             "run_to_run": _run_to_run(no_load_walls, no_load_far), "workflow_share": workflow_share,
             "speed": machine_speed.slow_trials(records), "far": machine_speed.far_trials(records),
+            "calibration": calibration_hit.summary(records),
             "time": summary_line(time_spent(timed(d for _, d in every)))}
 
 
@@ -434,6 +437,10 @@ def report(a, b, figures, min_engine_s):
         ("shortest engine run", lambda t: f"{t['shortest'][0]:.2f} s ({t['shortest'][1]}/{t['shortest'][2]})" if t["shortest"] else "-"),
         (f"engine runs under {min_engine_s:g} s", lambda t: f"{len(t['short'])}" + (
             f" ({', '.join(sorted({e for e, _, _ in t['short']}))})" if t["short"] else "")),
+        # The pilots' luck is every trial's: a calibration that missed shows here, nowhere else.
+        ("no-load FM runs (near) over their calibrated target, median per configuration: median (min-max); "
+         f"those under {calibration_hit.SHORT:g} or over {calibration_hit.LONG:g}",
+         lambda t: calibration_hit.cell(t["calibration"])),
         ("no-load FM trials at efficiency >= 0.95", lambda t: _pct(sum(e >= 0.95 for e in t["fm_eff"]), len(t["fm_eff"]))),
         ("no-load FM efficiency, min-median", lambda t: f"{min(t['fm_eff']):.3f}-{statistics.median(t['fm_eff']):.3f}" if t["fm_eff"] else "-"),
         ("no-load adaptive trials that deactivated a thread", lambda t: _pct(sum(x[2] for x in t["adaptive_idle"]), len(t["adaptive_idle"]))),

@@ -334,3 +334,37 @@ def test_the_same_work_calibrated_to_different_end_times_is_named(tmp_path):
     assert "Calibrated end times" not in alone
     _calibration(b, "phold-1", r4, 24800.0)
     assert "none differs by more than 5%" in reproducibility.report(a, b, ["fig01-fm-slowdown"], 2.0)
+
+
+def _calibrated(run, tid, wall, key, work, target_s=2.5, mode="fm", loads=(), ran_far=None, rep=0):
+    """A trial record of a calibrated configuration (its record's `calibration`)."""
+    _trial(run, "fig07-no-load", tid, mode, wall, 0.98, loads=loads, rep=rep)
+    p = run / "trials" / "fig07-no-load" / f"{tid}.json"
+    d = json.loads(p.read_text())
+    d["calibration"] = {"key": key, "work": work, "target_s": target_s}
+    if ran_far is not None:
+        d["machine_speed"] = {"ran_far": ran_far}
+    p.write_text(json.dumps(d))
+
+
+def test_how_well_each_calibration_hit_its_target(tmp_path):
+    """A configuration's near no-load FM runs over its target say how well its pilots hit:
+    run B of the 9e64477 pair calibrated three configurations 18-29% short in a far phase it
+    took for near, and no trial's own record shows it. Loaded, adaptive and far runs do not
+    count; a configuration under 0.85 or over 1.2 is named."""
+    a = _run(tmp_path, "a", "agrees", [2.0, 2.2, 2.4])
+    r0, r4 = {"model": "phold", "pes": "2", "remote": "0"}, {"model": "phold", "pes": "2", "remote": "0.4"}
+    pcs = {"model": "pcs", "pes": "2"}
+    text = reproducibility.report(a, a, ["fig01-fm-slowdown"], 2.0)
+    assert "those under 0.85 or over 1.2 | no calibrated no-load FM run | no calibrated no-load FM run |" in text
+    for rep, wall in enumerate([2.6, 2.65, 2.7]):  # 1.04-1.08: a hit
+        _calibrated(a, f"r0-{rep}", wall, "phold-r0", r0, rep=rep)
+    _calibrated(a, "r0-far", 4.0, "phold-r0", r0, ran_far=True, rep=3)  # far: left out
+    for rep, wall in enumerate([1.9, 2.0]):  # 0.76-0.80: short
+        _calibrated(a, f"r4-{rep}", wall, "phold-r4", r4, rep=rep)
+    _calibrated(a, "r4-ladm", 3.5, "phold-r4", r4, mode="ladm")  # another mode: left out
+    _calibrated(a, "r4-load", 5.0, "phold-r4", r4, loads=[{"kind": "cpu"}])  # loaded: left out
+    _calibrated(a, "pcs-0", 1.6, "pcs-1", pcs, target_s=1.2)  # 1.33: long
+    cell = ("1.06 (0.78-1.33, 3 configurations); 1 under 0.85: phold (remote 0.4) 0.78; "
+            "1 over 1.2: pcs 1.33")
+    assert f"those under 0.85 or over 1.2 | {cell} | {cell} |" in reproducibility.report(a, a, ["fig01-fm-slowdown"], 2.0)

@@ -15,17 +15,12 @@ correct. Calibrating again once trials have run would break "the same events in 
 and load" for that configuration."""
 import statistics
 
+from analysis.end_times import work_name
+
 # Outside these, a configuration's calibration missed: under SHORT its no-load runs stand
 # within ~15% of the 2-s floor at the quick scale's 2.5-2.9 s targets, over LONG it spends a
 # fifth more time than planned on every trial.
 SHORT, LONG = 0.85, 1.2
-
-
-def _work_name(work, telling):
-    """A configuration's short name: its model and those of its work options that tell the
-    run's configurations apart (`telling`; a resolved work names every option's default)."""
-    rest = ", ".join(f"{k} {v}" for k, v in sorted(work.items()) if k in telling and k != "model")
-    return f"{work.get('model', '?')} ({rest})" if rest else work.get("model", "?")
 
 
 def _telling(works):
@@ -56,22 +51,22 @@ def hits(records):
         got["ratios"].append(eng["wall_s"] / cal["target_s"])
     telling = _telling([v["work"] for v in out.values()])
     for v in out.values():
-        v["name"] = _work_name(v["work"], telling)
+        # a resolved work names every option's default: only those that tell them apart
+        v["name"] = work_name({k: x for k, x in v["work"].items() if k in telling or k == "model"})
     return out
 
 
 def summary(records):
     """The run's calibrations judged by their no-load FM runs: the median of each
     configuration's ratios, and the configurations whose median lies under SHORT or over LONG."""
-    per = {k: (v["name"], statistics.median(v["ratios"]), len(v["ratios"])) for k, v in hits(records).items()}
-    medians = sorted(m for _, m, _ in per.values())
-    return {"configurations": len(per), "medians": medians,
-            "short": sorted((m, name) for name, m, _ in per.values() if m < SHORT),
-            "long": sorted(((m, name) for name, m, _ in per.values() if m > LONG), reverse=True)}
+    per = [(statistics.median(v["ratios"]), v["name"]) for v in hits(records).values()]
+    return {"configurations": len(per), "medians": sorted(m for m, _ in per),
+            "short": sorted((m, name) for m, name in per if m < SHORT),
+            "long": sorted(((m, name) for m, name in per if m > LONG), reverse=True)}
 
 
 def cell(s):
-    """One table cell: '1.05 (0.98-1.12, 9 configurations); short: ...; long: ...'."""
+    """One table cell: '1.02 (0.73-1.16, 8 configurations); 1 under 0.85: phold (remote 0.2) 0.73'."""
     if not s["configurations"]:
         return "no calibrated no-load FM run"
     m = s["medians"]

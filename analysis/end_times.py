@@ -31,7 +31,7 @@ def end_times(run):
     return out
 
 
-def _name(work):
+def work_name(work):
     """A short name of a configuration's work: its model and the options that set it apart."""
     rest = ", ".join(f"{k} {v}" for k, v in work.items() if k not in ("model", "pes"))
     return f"{work.get('model', '?')} ({rest})" if rest else work.get("model", "?")
@@ -45,7 +45,7 @@ def compare(a, b):
     both = sorted(ea.keys() & eb.keys())
     if not both:
         return None
-    ratios = [(eb[k][0] / ea[k][0], _name(ea[k][1])) for k in both]
+    ratios = [(eb[k][0] / ea[k][0], work_name(ea[k][1])) for k in both]
     values = [r for r, _ in ratios]
     differ = sorted((x for x in ratios if abs(x[0] - 1) > SAME_WITHIN), key=lambda x: -abs(x[0] - 1))
     return {"n": len(both), "median": statistics.median(values), "min": min(values), "max": max(values),

@@ -18,9 +18,7 @@ from workflows.engine_policies import is_adaptive
 # no-load trial its re-runs for far placement; each configuration its pilot runs; each
 # experiment its table, figure and caption. Trials with a fixed end time use the engine's
 # event rates (PHOLD with 1000 LPs per PE ~0.16 s per 1000 time units, EPG ~0.0015 s more
-# per unit, PCS with 2048 cells per PE ~0.35 s per 1000). Used to print an estimate and to
-# keep the quick scale within its budget (tests/test_experiment_config.py); a busy machine
-# takes longer.
+# per unit, PCS with 2048 cells per PE ~0.35 s per 1000). A busy machine takes longer.
 #
 # Fitted on the four quick runs of the b6bf153 and bad5e86 pairs (326 trials each, 46.3-54.8
 # min with the set-up) as medians over the runs; before, the constants of the 6a751fe pair

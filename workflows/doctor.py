@@ -53,16 +53,18 @@ KNOWN_KERNEL_THREADS = {
 KERNEL_THREAD_SHARE = 0.001  # of one CPU, averaged since the thread started
 
 
-def busy_kernel_threads(min_share=None):
+def busy_kernel_threads(min_share=None, table=None, uptime=None):
     """[(name, share of one CPU since it started)] of the kernel's own threads (kthreadd's
     children) at or above min_share (KERNEL_THREAD_SHARE), busiest first. They are background
     the engine competes with that no load of the lab started; their bursts, not their
-    average, reach detectors."""
+    average, reach detectors. table and uptime default to the machine now; a caller that
+    checks the answer passes its own snapshot, since kworkers end and rename themselves
+    (kworker/0:1-events becomes kworker/0:1-mm_percpu_wq) between two reads of /proc."""
     min_share = KERNEL_THREAD_SHARE if min_share is None else min_share
-    uptime = float(open("/proc/uptime").read().split()[0])
+    uptime = float(open("/proc/uptime").read().split()[0]) if uptime is None else uptime
     tick = os.sysconf("SC_CLK_TCK")
     out = []
-    for ppid, start, cpu_s, name in process_table().values():
+    for ppid, start, cpu_s, name in (process_table() if table is None else table).values():
         alive_s = uptime - start / tick
         if ppid == 2 and alive_s > 1 and cpu_s / alive_s >= min_share:  # kthreadd's children
             out.append((name, cpu_s / alive_s))

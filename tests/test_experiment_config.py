@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from airbase import paths
-from workflows.experiments import (ExperimentError, all_trials, at_scale, expand, list_experiments,
+from workflows.experiments import (ExperimentError, all_trials, at_scale, expand, list_experiments, repeated_trial,
                                    load_config, load_experiment)
 
 GOOD = textwrap.dedent("""\
@@ -169,9 +169,10 @@ def test_block_order_puts_each_baseline_just_before_its_loaded_trials(scale):
     """In every shipped experiment's block order a loaded trial's baseline runs before it
     and only trials sharing that baseline run between the two; each block is numbered
     0, 1, 2, ... (the workflow's priorities: workflows/trials.smk)."""
-    from workflows.experiments import baseline_key, block_order
-    for name, (exp, trials) in all_trials(load_config(), scale).items():
-        order = block_order(trials)
+    from workflows.experiments import CONFIGURATION_ORDERS, baseline_key, block_order
+    for name, (exp, trials), how in ((n, et, how) for n, et in all_trials(load_config(), scale).items()
+                                     for how in CONFIGURATION_ORDERS):
+        order = block_order(trials, how, name)
         for rep in {t["rep"] for t in trials}:
             block = sorted((t for t in trials if t["rep"] == rep), key=lambda t: order[t["id"]])
             assert [order[t["id"]] for t in block] == list(range(len(block))), name
@@ -183,6 +184,36 @@ def test_block_order_puts_each_baseline_just_before_its_loaded_trials(scale):
                 if not base:  # no-baseline experiments (timelines, baselines: false)
                     continue
                 assert base[0] < i and all(baseline_key(b) == key for b in block[base[0]:i]), (name, t["id"])
+
+
+def test_shuffled_blocks_order_configurations_differently_and_the_same_on_every_plan():
+    """Fig. 4's seven blocks (one trial per threshold): shuffled, no threshold sits at the
+    same place in every block and each block's order is fixed by experiment and repetition
+    (a dry run and a rerun agree); listed, every block runs the experiment's list order."""
+    from workflows.experiments import block_order
+    name = "fig04-adm-threshold"
+    _, trials = all_trials(load_config(), "quick")[name]
+    reps = sorted({t["rep"] for t in trials})
+
+    def blocks(order, seed=name):
+        places = block_order(trials, order, seed)
+        return [[t["id"] for t in sorted((t for t in trials if t["rep"] == r), key=lambda t: places[t["id"]])]
+                for r in reps]
+    listed = blocks("listed")
+    assert all([repeated_trial(t) for t in b] == [repeated_trial(t) for t in listed[0]] for b in listed)
+    shuffled = blocks("shuffled")
+    assert shuffled == blocks("shuffled") and shuffled != blocks("shuffled", "another-experiment")
+    positions = {}
+    for b in shuffled:
+        for place, t in enumerate(b):
+            positions.setdefault(repeated_trial(t), set()).add(place)
+    assert len(positions) == 5 and all(len(p) > 1 for p in positions.values()), positions
+
+
+def test_unknown_configuration_order_is_an_error():
+    from workflows.experiments import block_order
+    with pytest.raises(ExperimentError, match="configuration_order 'random': expected one of shuffled, listed"):
+        block_order([], "random")
 
 
 def _plan(**reps):

@@ -438,14 +438,15 @@ def test_repetition_blocks_run_in_the_configured_order(tmp_path, order):
     assert r.returncode == 0 and "/trials/first/" not in r.stdout, (r.stdout + r.stderr)[-3000:]
 
 
-def test_unknown_repetition_order_stops_the_workflow_with_the_allowed_ones(tmp_path):
-    r = snakemake(tmp_path / "work", "-n", "--config", "scale=smoke", "repetition_order=random", "--", "smoke",
+@pytest.mark.parametrize("key, allowed", [("repetition_order", "spread"), ("configuration_order", "shuffled")])
+def test_unknown_order_stops_the_workflow_with_the_allowed_ones(tmp_path, key, allowed):
+    r = snakemake(tmp_path / "work", "-n", "--config", "scale=smoke", f"{key}=random", "--", "smoke",
                   timeout=120)
-    assert r.returncode != 0 and "repetition_order" in (r.stdout + r.stderr) and "spread" in (r.stdout + r.stderr), \
+    assert r.returncode != 0 and key in (r.stdout + r.stderr) and allowed in (r.stdout + r.stderr), \
         (r.stdout + r.stderr)[-2000:]
 
 
-def test_baseline_runs_just_before_its_loaded_trials(ordered_plan):
+def test_baseline_runs_just_before_its_loaded_trials(ordered_plan, tmp_path):
     """Within a repetition block each no-load baseline has the priority just above the
     loaded trials taken against it (workflows/experiments.py, block_order): a loaded trial
     is then seconds, not most of a block, from the other side of its slowdown."""
@@ -453,7 +454,15 @@ def test_baseline_runs_just_before_its_loaded_trials(ordered_plan):
     jobs = re.findall(r"rule trial:\n(?:\s+\S.*\n)*?\s+output: results/quick/trials/figorder/(\S+)-rep0\.json\n"
                       r"(?:\s+\S.*\n)*?\s+priority: (\d+)", r.stdout)
     by_priority = [tid for tid, p in sorted(jobs, key=lambda j: -int(j[1]))]
-    assert by_priority == ["base-modefm-profnone", "modefm-profcpu1", "base-modeladm-profnone", "modeladm-profcpu1"], jobs
+    assert by_priority in (["base-modefm-profnone", "modefm-profcpu1", "base-modeladm-profnone", "modeladm-profcpu1"],
+                           ["base-modeladm-profnone", "modeladm-profcpu1", "base-modefm-profnone", "modefm-profcpu1"]), jobs
+    # the configurations in the block's shuffled order (config configuration_order), as planned
+    from workflows.experiments import block_order, expand, load_experiment
+    (tmp_path / "figorder.yaml").write_text(ORDERED)
+    trials = expand(load_experiment(tmp_path / "figorder.yaml"), "quick", load_config(), cores=2)
+    places = block_order(trials, "shuffled", "figorder")
+    planned = sorted((t for t in places if t.endswith("-rep0")), key=places.get)
+    assert by_priority == [t.removesuffix("-rep0") for t in planned], (by_priority, places)
 
 
 def test_reproduce_again_measures_beside_the_finished_run_and_compares(tmp_path):

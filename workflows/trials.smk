@@ -43,10 +43,15 @@ _BLOCK_ORDER = {}
 
 def trial_priority(wc):
     """The block's priority, and within the block each no-load baseline just before the
-    loaded trials taken against it (workflows/experiments.py, block_order)."""
+    loaded trials taken against it, the configurations in config's configuration_order
+    (workflows/experiments.py, block_order; default: a fixed shuffle per block)."""
     key = (wc.scale, wc.exp)
     if key not in _BLOCK_ORDER:
-        _BLOCK_ORDER[key] = block_order(PLAN[wc.scale][wc.exp][1])
+        try:
+            _BLOCK_ORDER[key] = block_order(PLAN[wc.scale][wc.exp][1], config.get("configuration_order", "shuffled"),
+                                            wc.exp)
+        except ExperimentError as e:
+            raise WorkflowError(str(e))
         if len(_BLOCK_ORDER[key]) and max(_BLOCK_ORDER[key].values()) >= BLOCK_SPAN - 1:
             raise WorkflowError(f"{wc.exp}: a repetition block of more than {BLOCK_SPAN - 2} trials")
     return (block_priority(wc.scale, wc.exp, trial_of(wc)["rep"])

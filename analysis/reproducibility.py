@@ -21,7 +21,8 @@ Reads each run's tables (results/<scale>/tables/*.csv, summary.csv) and trial re
   host's speed from run to run, with the runs near and far apart told apart;
 - trials whose machine-speed probe ran slow against the run's median, and trials whose
   CPUs the host ran far apart (the probe's ping-pong; analysis/machine_speed.py), and the
-  far runs the analysis set aside (analysis/set_aside.py);
+  far runs the analysis set aside (analysis/set_aside.py), and the claims judged inconclusive
+  because a verdict rested on far runs it kept (analysis/claims.py, judge_level);
 - which experiments added their top-up repetitions, and the first-look verdicts or the
   figure's precision that asked;
 - where the trials' time went: engine runs kept and made again, waits, calibration
@@ -42,7 +43,7 @@ from pathlib import Path
 
 from analysis import calibration_hit, end_times, machine_speed, precision, repetition_plan
 from analysis.baselines import ran_far
-from analysis.claims import level_rows, level_samples, load_claims, read_run_tables, reversed_verdicts
+from analysis.claims import RESTS_ON_FAR, level_rows, level_samples, load_claims, read_run_tables, reversed_verdicts
 from analysis.sequential import SINGLE_LOOK
 from analysis.set_aside import SET_ASIDE
 from analysis.stats import read_rows
@@ -63,6 +64,13 @@ def _set_aside_cell(run):
     rows = [r for t in read_run_tables(run).values() for r in t.all_rows if r.get("status") == SET_ASIDE]
     base = sum(1 for r in rows if r.get("profile") == "none")
     return f"{base}; {len(rows) - base}"
+
+
+def _rests_on_far_cell(run):
+    """The claims the run judged inconclusive because a level's verdict rested on far runs
+    (analysis/claims.py, judge_level), or 'none'."""
+    ids = [cid for cid, r in verdicts(run).items() if RESTS_ON_FAR in (r.get("reason") or "")]
+    return ", ".join(ids) if ids else "none"
 
 
 def _absolute_note(a, b, figures):
@@ -487,6 +495,9 @@ def report(a, b, figures, min_engine_s):
                  + " | ".join(_far_share_cell(t["far_shares"]) for t in (fa, fb)) + " |")
     lines.append("| far runs the analysis set aside (3 near repetitions of the trial stand; analysis/set_aside.py): "
                  "no-load; loaded | " + " | ".join(_set_aside_cell(run) for run in (a, b)) + " |")
+    lines.append("| claims judged inconclusive because a verdict rested on far runs the set-aside rule kept "
+                 "(the near runs alone judged otherwise; analysis/claims.py, judge_level) | "
+                 + " | ".join(_rests_on_far_cell(run) for run in (a, b)) + " |")
     lines.append(f"| trials with the CPUs far apart (a ping-pong >= {machine_speed.FAR_RATIO:g}x the run's near "
                  f"level; before / after / both) | " + " | ".join(_far_cell(*t["far"]) for t in (fa, fb)) + " |")
     lines += ["", "### Between the runs: z of each claim level (difference of means / its standard error)", ""]

@@ -368,3 +368,18 @@ def test_how_well_each_calibration_hit_its_target(tmp_path):
     cell = ("1.06 (0.78-1.33, 3 configurations); 1 under 0.85: phold (remote 0.4) 0.78; "
             "1 over 1.2: pcs 1.33")
     assert f"those under 0.85 or over 1.2 | {cell} | {cell} |" in reproducibility.report(a, a, ["fig01-fm-slowdown"], 2.0)
+
+
+def test_claims_whose_verdict_rested_on_far_runs_are_named(tmp_path):
+    """A claim judge_level made inconclusive (its reason says the verdict rested on far runs)
+    is named in the run's column; a run with none says so."""
+    from analysis.claims import RESTS_ON_FAR
+    a = _run(tmp_path, "a", "agrees", [2.0, 2.2, 2.4])
+    b = _run(tmp_path, "b", "agrees", [2.0, 2.2, 2.4])
+    _write_csv(a / "tables" / "summary.csv", FIELDS,
+               [{"id": "fm_one_load", "verdict": "inconclusive", "value": "2.5", "n": "3",
+                 "reason": f"2.5 [2.1, 2.9] n=3: the whole interval fails > 3; {RESTS_ON_FAR} (without ...)"},
+                {"id": "epg", "verdict": "agrees", "value": "1.2", "n": "3", "reason": "1.2 [1.1, 1.3] n=3"}])
+    text = reproducibility.report(a, b, ["fig01-fm-slowdown"], 2.0)
+    row = [ln for ln in text.splitlines() if ln.startswith("| claims judged inconclusive because a verdict rested")]
+    assert len(row) == 1 and row[0].endswith("| fm_one_load | none |"), row

@@ -66,10 +66,10 @@ def _set_aside_cell(run):
     return f"{base}; {len(rows) - base}"
 
 
-def _rests_on_far_cell(run):
-    """The claims the run judged inconclusive because a level's verdict rested on far runs
-    (analysis/claims.py, judge_level), or 'none'."""
-    ids = [cid for cid, r in verdicts(run).items() if RESTS_ON_FAR in (r.get("reason") or "")]
+def _rests_on_far_cell(summary):
+    """The claims of a run's summary ({id: row}) judged inconclusive because a level's
+    verdict rested on far runs (analysis/claims.py, judge_level), or 'none'."""
+    ids = [cid for cid, r in summary.items() if RESTS_ON_FAR in (r.get("reason") or "")]
     return ", ".join(ids) if ids else "none"
 
 
@@ -497,7 +497,7 @@ def report(a, b, figures, min_engine_s):
                  "no-load; loaded | " + " | ".join(_set_aside_cell(run) for run in (a, b)) + " |")
     lines.append("| claims judged inconclusive because a verdict rested on far runs the set-aside rule kept "
                  "(the near runs alone judged otherwise; analysis/claims.py, judge_level) | "
-                 + " | ".join(_rests_on_far_cell(run) for run in (a, b)) + " |")
+                 + " | ".join(_rests_on_far_cell(v) for v in (va, vb)) + " |")
     lines.append(f"| trials with the CPUs far apart (a ping-pong >= {machine_speed.FAR_RATIO:g}x the run's near "
                  f"level; before / after / both) | " + " | ".join(_far_cell(*t["far"]) for t in (fa, fb)) + " |")
     lines += ["", "### Between the runs: z of each claim level (difference of means / its standard error)", ""]

@@ -1,7 +1,8 @@
 """A claim's reason says how many of the runs it read ran far (analysis/claim_kinds.py,
 far_note): far runs stay in where fewer than 3 repetitions ran near (analysis/set_aside.py),
 and a value made mostly of them is the far-placed host's (docs/reference-runs.md, the pair
-at 17eab4c: fm_one_load 4.8 standard errors apart, 5 of 6 runs far in one run)."""
+at 17eab4c: fm_one_load 4.8 standard errors apart, 5 of 6 runs far in one run); and a
+verdict only those far runs made is not given (analysis/claims.py, judge_level)."""
 from analysis.claim_kinds import STATISTICS, far_note
 
 

@@ -1,5 +1,6 @@
 """Experiment files and the workflow configuration: every shipped file validates and expands
 at every scale; broken files fail with a message naming the file and the field."""
+import itertools
 import subprocess
 import sys
 import textwrap
@@ -170,8 +171,7 @@ def test_block_order_puts_each_baseline_just_before_its_loaded_trials(scale):
     and only trials sharing that baseline run between the two; each block is numbered
     0, 1, 2, ... (the workflow's priorities: workflows/trials.smk)."""
     from workflows.experiments import CONFIGURATION_ORDERS, baseline_key, block_order
-    for name, (exp, trials), how in ((n, et, how) for n, et in all_trials(load_config(), scale).items()
-                                     for how in CONFIGURATION_ORDERS):
+    for (name, (exp, trials)), how in itertools.product(all_trials(load_config(), scale).items(), CONFIGURATION_ORDERS):
         order = block_order(trials, how, name)
         for rep in {t["rep"] for t in trials}:
             block = sorted((t for t in trials if t["rep"] == rep), key=lambda t: order[t["id"]])

@@ -267,13 +267,22 @@ def judge_level(rows, stat, test, table, label="", level=SINGLE_LOOK, family=1):
     if judged.verdict not in ("agrees", "differs") or not far:
         return judged
     near = STATISTICS[stat["kind"]]([r for r in rows if not ran_far(r)], stat, table)
-    if len(near.values) < 2:
-        return judged  # nothing to check it against; the reason counts the far runs
-    alone = judge_sample(near, test, label, level, family)
+    return unless_far_made_it(judged, far, near, test, level, family)
+
+
+def unless_far_made_it(judged, far, near, test, level=SINGLE_LOOK, family=1):
+    """`judged`, or inconclusive when its `far` kept far runs made it: the `near` Sample (the
+    same statistic without them) judged alone reaches another verdict. With fewer than 2
+    near values there is nothing to check it against and it stands (its reason counts the
+    far runs). One rule for a run's levels (judge_level) and for runs pooled
+    (analysis/pooled.py)."""
+    if judged.verdict not in ("agrees", "differs") or not far or len(near.values) < 2:
+        return judged
+    alone = judge_sample(near, test, judged.label, level, family)
     if alone.verdict == judged.verdict:
         return judged
     return Judged("inconclusive", f"{judged.reason}; {RESTS_ON_FAR} (without its {far} far run(s): "
-                  f"{alone.brief()})", judged.value, judged.lo, judged.hi, judged.n, label)
+                  f"{alone.brief()})", judged.value, judged.lo, judged.hi, judged.n, judged.label)
 
 
 def judge_part(rows, part, table, label="", level=SINGLE_LOOK, family=1):
@@ -312,18 +321,26 @@ def _levels(claim, tables):
                    select(part_rows, {each: lv}) if each else part_rows, stat, table, p["test"])
 
 
-def level_samples(claim, tables):
+def level_samples(claim, tables, near_only=False):
     """[(label, Sample, test)] of every level a claim is judged at, the per-repetition values
     its verdict rests on and the test they meet; [] when its table is missing or the machine
-    cannot measure it. For comparing runs (analysis.reproducibility) and planning
-    repetitions (analysis.repetition_plan)."""
+    cannot measure it. For comparing runs (analysis.reproducibility), planning repetitions
+    (analysis.repetition_plan) and pooling runs (analysis.pooled). near_only: the same
+    statistic over the level's near runs alone (the far-run rule, unless_far_made_it)."""
     out = []
     for label, rows, stat, table, test in _levels(claim, tables):
+        if near_only:
+            rows = [r for r in rows if not ran_far(r)]
         try:
             out.append((label, STATISTICS[stat["kind"]](rows, stat, table), test))
         except NotMeasurable:
             continue
     return out
+
+
+def far_runs_kept(claim, tables):
+    """{level label: how many of the level's kept runs ran far}."""
+    return {label: sum(1 for r in rows if ran_far(r)) for label, rows, *_ in _levels(claim, tables)}
 
 
 def level_rows(claim, tables):

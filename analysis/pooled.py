@@ -9,7 +9,9 @@ half-width of its bound lands on either side of "inconclusive" from run to run. 
 run's mean of a claim level is one value: k runs give a Student's t interval with k - 1
 degrees of freedom that holds both kinds of variation, judged by the claim's own test, with
 the wider family interval where a claim is judged at several levels, exactly as
-analysis/claims.py judges one run's repetitions. The runs' own verdicts are shown beside it,
+analysis/claims.py judges one run's repetitions, far-run rule included (a pooled verdict the
+runs' kept far runs made, one their near runs alone do not reach, is inconclusive). The
+runs' own verdicts are shown beside it,
 with how many claims each run judged as the next one given did, how many it reversed (agrees
 in one, differs in the other), and how many run verdicts reverse the pooled one.
 
@@ -29,8 +31,8 @@ from pathlib import Path
 
 from airbase.atomic import write_csv
 from analysis.claim_kinds import Sample
-from analysis.claims import (VERDICTS, combine, judge_sample, level_samples, load_claims, read_run_tables,
-                             reversed_verdicts)
+from analysis.claims import (VERDICTS, combine, far_runs_kept, judge_sample, level_samples, load_claims,
+                             read_run_tables, reversed_verdicts, unless_far_made_it)
 from analysis.sequential import SINGLE_LOOK
 from analysis.stats import read_rows, t_quantile
 from analysis.time_spent import named_records
@@ -54,10 +56,11 @@ def run_facts(run):
     return {s for s in scales if s}, {v for v in versions if v}, {m for m in machines if m}
 
 
-def run_means(claim, tables):
-    """{level label: (mean of the run's per-repetition values, test)} of the levels with a value."""
+def run_means(claim, tables, near_only=False):
+    """{level label: (mean of the run's per-repetition values, test)} of the levels with a
+    value; near_only: of the run's near runs alone (claims.level_samples)."""
     out = {}
-    for label, sample, test in level_samples(claim, tables):
+    for label, sample, test in level_samples(claim, tables, near_only=near_only):
         vals = [v for v in sample.values if v is not None]
         if vals:
             out[label] = (statistics.mean(vals), test)
@@ -65,17 +68,26 @@ def run_means(claim, tables):
 
 
 def pooled_judgement(claim, runs_tables):
-    """The Judged of one claim over the runs (None when no run has a value at any level)."""
+    """The Judged of one claim over the runs (None when no run has a value at any level).
+    As in one run (claims.unless_far_made_it), a pooled verdict must not rest on far runs
+    the runs kept: where some did, the runs' means over their near runs alone must reach
+    it too, else the level is inconclusive."""
     per_run = [run_means(claim, t) for t in runs_tables]
     labels = list(dict.fromkeys(lv for means in per_run for lv in means))
     if not labels:
         return None
+    near_per_run = [run_means(claim, t, near_only=True) for t in runs_tables]
+    far_per_run = [far_runs_kept(claim, t) for t in runs_tables]
     results = []
     for lv in labels:
         have = [means[lv] for means in per_run if lv in means]
         missing = len(per_run) - len(have)
         note = f"measured in {len(have)} of {len(per_run)} runs" if missing else ""
-        results.append(judge_sample(Sample([m for m, _ in have], note=note), have[0][1], lv, family=len(labels)))
+        test, family = have[0][1], len(labels)
+        judged = judge_sample(Sample([m for m, _ in have], note=note), test, lv, family=family)
+        far = sum(f.get(lv, 0) for f in far_per_run)
+        near = Sample([means[lv][0] for means in near_per_run if lv in means])
+        results.append(unless_far_made_it(judged, far, near, test, family=family))
     return combine(results)
 
 

@@ -8,13 +8,14 @@ import pytest
 
 from analysis import pooled
 from analysis.aggregate import COLUMNS
-from analysis.claims import FIELDS
+from analysis.claims import FIELDS, RESTS_ON_FAR
 from test_reproducibility import _write_csv  # hand-made runs' tables, as there
 
 
-def _run(tmp_path, name, ratios, verdict="inconclusive", scale="quick"):
+def _run(tmp_path, name, ratios, verdict="inconclusive", scale="quick", far_ladm=()):
     """A finished run whose Fig. 7 no-load table has LADM / FM = ratios[i] in block i at one
-    remote share (ladm_overhead: within 5% of 1), and a trial record naming its scale."""
+    remote share (ladm_overhead: within 5% of 1), and a trial record naming its scale. The
+    LADM runs of the blocks in far_ladm were kept though the host ran them far (ran_far)."""
     run = tmp_path / name
     _write_csv(run / "tables" / "summary.csv", FIELDS,
                [{"id": "ladm_overhead", "verdict": verdict, "value": "1", "ci_low": "0.9", "ci_high": "1.1",
@@ -22,8 +23,10 @@ def _run(tmp_path, name, ratios, verdict="inconclusive", scale="quick"):
     rows = []
     for i, q in enumerate(ratios):
         for mode, wall in (("fm", 3.0), ("ladm", 3.0 * q)):
+            far = "1" if mode == "ladm" and i in far_ladm else "0"
             rows.append({"experiment": "fig07-no-load", "trial": f"mode{mode}-rep{i}", "status": "ok", "baseline": "0",
-                         "rep": str(i), "mode": mode, "remote": "0.2", "profile": "none", "wall_s": str(wall)})
+                         "rep": str(i), "mode": mode, "remote": "0.2", "profile": "none", "wall_s": str(wall),
+                         "ran_far": far})
     _write_csv(run / "tables" / "fig07-no-load.csv", COLUMNS, rows)
     rec = run / "trials" / "fig07-no-load" / "modefm-rep0.json"
     rec.parent.mkdir(parents=True)
@@ -77,6 +80,25 @@ def test_a_difference_between_runs_widens_the_pooled_interval(tmp_path):
     # sd of 0.96, 1.04, 0.97, 1.03 = 0.0408; t(3) 3.18 -> half-width 0.065 around 1.0
     assert r["verdict"] == "inconclusive"
     assert float(r["ci_high"]) - float(r["ci_low"]) == pytest.approx(2 * 3.182 * 0.0408 / 2, abs=0.002)
+
+
+def test_a_pooled_verdict_its_far_runs_made_is_not_judged(tmp_path):
+    """As in one run (analysis/claims.py, judge_level): each run kept one far LADM run that
+    took 1.30x FM, so the runs' means (1.10-1.11) say 'differs'; their near blocks alone
+    (1.00-1.01) say 'agrees', so the pooled level is inconclusive and says why."""
+    runs = [_run(tmp_path, f"r{k}", [m, m + 0.01, 1.30], far_ladm={2}) for k, m in enumerate((1.00, 0.995, 1.005))]
+    rows, _ = pooled.pool(runs)
+    r = _row(rows, "ladm_overhead")
+    assert r["verdict"] == "inconclusive", r
+    assert RESTS_ON_FAR in r["reason"] and "without its 3 far run(s): 1" in r["reason"], r["reason"]
+    assert r["reason"].endswith("agrees)"), r["reason"]
+    assert float(r["value"]) == pytest.approx(1.1033, abs=0.001)  # the figure shown is still every run's
+
+
+def test_a_pooled_verdict_the_near_runs_reach_too_stands(tmp_path):
+    runs = [_run(tmp_path, f"r{k}", [m, m + 0.01, m + 0.02], far_ladm={2}) for k, m in enumerate((1.00, 0.995, 1.005))]
+    r = _row(pooled.pool(runs)[0], "ladm_overhead")
+    assert r["verdict"] == "agrees" and RESTS_ON_FAR not in r["reason"], r["reason"]
 
 
 def test_a_claim_no_run_could_judge_keeps_the_runs_verdict(tmp_path):

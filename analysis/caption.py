@@ -196,7 +196,8 @@ def noise_sentence(rows):
                  f"{ran_far} kept run(s) ran so (loaded ones are re-run only where the experiment "
                  "says rerun_far_loaded; the table's ran_far column: a "
                  f"far_share, the share of a run's barrier waits at far speed, {placement.FAR_RERUN_SHARE:.0%} "
-                 "or more above the lowest its configuration showed earlier; ended_far where it is empty).")
+                 "or more above the lowest its configuration showed earlier, or "
+                 f"{placement.FAR_AFTER_SHARE:.0%} or more with a far probe after the run; ended_far where it is empty).")
     set_aside = sum(1 for r in rows if r.get("status") == SET_ASIDE)
     if set_aside:
         text += (f" {set_aside} far run(s) were set aside: their trials' near repetitions stand for them "

@@ -169,7 +169,8 @@ def _between_runs_lines(a, b):
         (fa, na), (fb, nb) = la[(c, lv)][3], lb[(c, lv)][3]
         if not (fa or fb):
             return ""
-        return (f" (runs far, >= {placement.FAR_RERUN_SHARE:.0%} of their barrier waits or at their end: "
+        return (f" (runs far, >= {placement.FAR_RERUN_SHARE:.0%} of their barrier waits, "
+                f">= {placement.FAR_AFTER_SHARE:.0%} with a far probe after, or at their end: "
                 f"A {fa} of {na}, B {fb} of {nb})")
     return [text + (": " + "; ".join(f"{c}{f' ({lv})' if lv else ''} {ma:.3g} / {mb:.3g}, z {z:.1f}{runs_far(c, lv)}"
                                      for z, c, lv, ma, mb in far) if far else "") + "."]
@@ -490,7 +491,8 @@ def report(a, b, figures, min_engine_s):
     lines.append(f"| trials on a slow machine (both probes >= {machine_speed.SLOW_RATIO:.2f}x the run's median) | "
                  + " | ".join(_slow_cell(*x) for x in speed) + " |")
     lines.append(f"| kept runs that ran far (>= {placement.FAR_RERUN_SHARE:.0%} of the engine's barrier waits "
-                 "at far speed, above the configuration's usual share where the runner judged it): no-load; "
+                 "at far speed, above the configuration's usual share where the runner judged it; "
+                 f">= {placement.FAR_AFTER_SHARE:.0%} with a far probe after the run): no-load; "
                  "loaded (median share) | "
                  + " | ".join(_far_share_cell(t["far_shares"]) for t in (fa, fb)) + " |")
     lines.append("| far runs the analysis set aside (3 near repetitions of the trial stand; analysis/set_aside.py): "

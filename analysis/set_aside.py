@@ -21,7 +21,7 @@ runs of the 36df169 pair with shares 0.26-0.28 beside its near repetitions' 0.26
 from analysis.baselines import ran_far
 from analysis.stats import number
 from workflows.experiments import repeated_trial
-from workflows.placement import FAR_RERUN_SHARE
+from workflows.placement import far_share_limit
 
 SET_ASIDE = "set aside"
 # Near repetitions a trial needs before its far ones go: an interval from two values uses
@@ -37,7 +37,8 @@ def _trial_of(row):
 
 
 def unmark_like_near_repetitions(rows):
-    """A run the runner marked far whose share of far waits is within FAR_RERUN_SHARE of the
+    """A run the runner marked far whose share of far waits is within the share limit the
+    runner applied to it (placement.far_share_limit: lower with a far probe after it) of the
     lowest share among its trial's repetitions judged near ran as they did: its ran_far
     becomes 0 (the rule the runner applies once it knows the configuration's usual share).
     Runs without a share (far by the probe after them) and trials without a near repetition
@@ -51,7 +52,8 @@ def unmark_like_near_repetitions(rows):
         if not near:
             continue
         for r in reps:
-            if str(r.get("ran_far", "")) == "1" and number(r["far_share"]) - min(near) < FAR_RERUN_SHARE:
+            limit = far_share_limit(str(r.get("ended_far", "")) == "1")
+            if str(r.get("ran_far", "")) == "1" and number(r["far_share"]) - min(near) < limit:
                 r["ran_far"] = 0
     return rows
 

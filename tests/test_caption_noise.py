@@ -32,11 +32,15 @@ def test_far_reruns_of_loaded_trials_are_counted_as_such():
 
 
 def test_kept_runs_are_far_by_their_far_share_where_measured():
-    """A run that ended far after a quarter far counts; one that ended far after 10% far does
-    not; one with no measured share falls back to how it ended."""
-    text = noise_sentence([row(ended_far=1, far_share=0.6), row(ended_far=1, far_share=0.1),
+    """A run a quarter far counts; one that ended far after 5% far does not, after 10% it does
+    (workflows/placement.py, FAR_AFTER_SHARE); one with no measured share falls back to how
+    it ended."""
+    text = noise_sentence([row(ended_far=1, far_share=0.6), row(ended_far=1, far_share=0.05),
                            row(ended_far=0, far_share=0.3), row(ended_far=1), row(far_share=0.0)])
     assert "3 kept run(s) ran so" in text and "25% or more above the lowest its configuration showed" in text
+    assert "or 10% or more with a far probe after the run" in text
+    text = noise_sentence([row(ended_far=1, far_share=0.1), row(ended_far=0, far_share=0.2)])
+    assert "1 kept run(s) ran so" in text, text
     # the runner's verdict (the table's ran_far), where recorded, over the share alone
     # (the share alone would count the first and the last: 2)
     text = noise_sentence([row(far_share=0.3, ran_far=0), row(far_share=0.1, ran_far=1),

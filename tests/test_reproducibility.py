@@ -221,12 +221,13 @@ def test_claim_levels_that_differ_between_runs_more_than_their_intervals_allow(t
     assert "| ladm_overhead | fig07-no-load | 3 | " in text
     # B's runs all ran far (the host's placement, the usual cause of such a z): said beside it
     _fig07(b, [2.20, 2.22, 2.24], far_share=0.6)
-    assert ("ladm_overhead (remote 0.1) 1.01 / 1.11, z 12.2 (runs far, >= 25% of their barrier waits "
-            "or at their end: A 0 of 0, B 6 of 6).") in reproducibility.report(a, b, ["fig01-fm-slowdown"], 2.0)
+    assert ("ladm_overhead (remote 0.1) 1.01 / 1.11, z 12.2 (runs far, >= 25% of their barrier waits, "
+            ">= 10% with a far probe after, or at their end: A 0 of 0, B 6 of 6).") in reproducibility.report(a, b, ["fig01-fm-slowdown"], 2.0)
     # a run too short of barrier waits for a share counts by the probe after it (ended_far),
-    # as the analysis's set-aside rule does
-    assert reproducibility._far_runs([{"far_share": "", "ended_far": "1"}, {"far_share": "0.1", "ended_far": "1"},
+    # as the analysis's set-aside rule does; with a far probe after, from a share of 10%
+    assert reproducibility._far_runs([{"far_share": "", "ended_far": "1"}, {"far_share": "0.09", "ended_far": "1"},
                                       {"far_share": "", "ended_far": ""}]) == (1, 2)
+    assert reproducibility._far_runs([{"far_share": "0.1", "ended_far": "1"}, {"far_share": "0.2", "ended_far": "0"}]) == (1, 2)
     # the same figures in both runs: z 0, nothing listed
     _fig07(b, [2.00, 2.02, 2.04])
     assert "median |z| 0.00; |z| > 2.5: 0 (0%)." in reproducibility.report(a, b, ["fig01-fm-slowdown"], 2.0)
@@ -263,8 +264,8 @@ def test_kept_runs_that_ran_far_by_their_barrier_waits(tmp_path):
                                         (0.5, [{"kind": "cpu"}])]):
         _trial(a, "fig08-one-load", f"t{i}", "fm", 3.0, 0.98, loads=loads, rep=i, far_share=share)
     text = reproducibility.report(a, a, ["fig01-fm-slowdown"], 2.0)
-    assert ("at far speed, above the configuration's usual share where the runner judged it): no-load; loaded "
-            "(median share) | 1/2 (15%); 2/3 (50%) | 1/2 (15%); 2/3 (50%) |") in text
+    assert ("at far speed, above the configuration's usual share where the runner judged it; >= 10% with a far "
+            "probe after the run): no-load; loaded (median share) | 1/2 (15%); 2/3 (50%) | 1/2 (15%); 2/3 (50%) |") in text
     for i in (1, 4):  # 0.3 and 0.5, their configurations' usual shares: judged near
         rec = tmp_path / "a" / "trials" / "fig08-one-load" / f"t{i}.json"
         d = json.loads(rec.read_text())

@@ -71,6 +71,20 @@ def test_a_run_marked_far_like_its_near_repetitions_is_not_set_aside():
     assert [r["ran_far"] for r in unmark_like_near_repetitions(alone)] == [1, 1, 1]
 
 
+def test_a_run_with_a_far_probe_after_it_is_held_to_the_lower_share():
+    """With a far probe after it a run is far from 10% of its waits (placement.FAR_AFTER_SHARE):
+    like run A of the 58275f9 pair's Fig. 1 baseline at 0.22 beside near repetitions at
+    0.00-0.01, which it outran by 1.30x. Held against those repetitions it stays far (0.22 is
+    more than 0.10 above them); one at 0.28 beside repetitions at 0.26-0.28 ran as they did."""
+    near = [row(r, 5.0, far_share=0.003) | {"ran_far": 0} for r in range(MIN_NEAR)]
+    rows = near + [row(7, 6.5, far_share=0.22, ended_far=1) | {"ran_far": 1}]
+    set_aside_far(unmark_like_near_repetitions(rows))
+    assert rows[-1]["ran_far"] == 1 and rows[-1]["status"] == SET_ASIDE
+    steady = [row(r, 8.8, far_share=s, trial="profcpu-1-remo0.4") | {"ran_far": 0} for r, s in ((0, 0.26), (1, 0.27))]
+    rows = steady + [row(2, 8.9, far_share=0.28, ended_far=1, trial="profcpu-1-remo0.4") | {"ran_far": 1}]
+    assert unmark_like_near_repetitions(rows)[-1]["ran_far"] == 0
+
+
 def test_a_trial_is_found_by_its_id_without_the_repetition():
     from workflows.experiments import repeated_trial
     assert repeated_trial("base-mode-fm-remo0.1-rep12") == "base-mode-fm-remo0.1"

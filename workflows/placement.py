@@ -84,8 +84,9 @@ FAR_RERUN_SHARE = 0.25
 # them apart, and a share the same run would show beside near probes as noise marks a far
 # phase. Over the twelve quick runs of 5 Dec (706c3f1, e445808, a40aa06, 58275f9; three
 # each) the kept no-load runs with a far probe after and a share of 0.10-0.25 took a median
-# 1.13x their configuration's median (28 runs; up to 1.40x; 9 of the 12 slowest kept no-load
-# runs), those with a near probe after and the same shares 1.00x (64 runs; at most 1.22x).
+# 1.11x their configuration's median (28 runs; p90 1.37x, up to 1.40x; 9 of the 12 slowest
+# kept no-load runs), those with a near probe after and the same shares 1.00x (64 runs; at
+# most 1.18x).
 # Run A of the 58275f9 pair kept such a Fig. 1 baseline (22%, 1.30x), and its block's
 # loaded run read a slowdown of 1.59 against 1.94-2.25 in the other blocks.
 FAR_AFTER_SHARE = 0.10

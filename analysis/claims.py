@@ -265,7 +265,7 @@ def judge_level(rows, stat, test, table, label="", level=SINGLE_LOOK, family=1):
     judged = judge_sample(STATISTICS[stat["kind"]](rows, stat, table), test, label, level, family)
     far = sum(1 for r in rows if ran_far(r))
     if judged.verdict not in ("agrees", "differs") or not far:
-        return judged
+        return judged  # spares the near-only statistic; unless_far_made_it checks the same
     near = STATISTICS[stat["kind"]]([r for r in rows if not ran_far(r)], stat, table)
     return unless_far_made_it(judged, far, near, test, level, family)
 

@@ -328,7 +328,8 @@ class NearLevel:
         `config`, a run is far when its share exceeds by FAR_RERUN_SHARE the lowest share its
         configuration showed earlier on this boot (usual_far_share; the share alone before
         one): some configurations always see slow hand-offs, which is not placement. A run with
-        a far probe before or after it is judged by its share alone."""
+        a far probe before or after it is judged by its share alone, and with a far probe
+        after it from FAR_AFTER_SHARE (far_share_limit)."""
         near_ns = self.note(probe_after)
         near_handoff_ns = self.note_handoff(handoff)
         share = far_share(handoff, near_ns, near_handoff_ns)

@@ -638,14 +638,18 @@ own_mask = os.sched_getaffinity(0)
 one_cpu = min(own_mask)
 for det in ("rq", "pi"):
     label = f"adm {det} + rap confined with a competitor to CPU {one_cpu}: no CPU to probe on"
-    with cpu_competitor() as comp:
-        os.sched_setaffinity(comp.pid, {one_cpu})
+    with cpu_competitor(cpus={one_cpu}) as comp:
         os.sched_setaffinity(0, {one_cpu})
         try:
             j, _ = run(*MODEL, "--end-time", 3000, "--mode", "adm", "--threads", N, "--detector", det,
                        "--reactivation", "rap")
         finally:
             os.sched_setaffinity(0, own_mask)
+        # The premise: the competitor's every thread (the busy loop is a worker) shared the CPU.
+        masks = {tid: os.sched_getaffinity(int(tid)) for tid in os.listdir(f"/proc/{comp.pid}/task")}
+        if not check(all(m == {one_cpu} for m in masks.values()),
+                     f"{label}: the competitor's threads were not all confined to CPU {one_cpu}: {masks}"):
+            continue
     if not j:
         continue
     assert_same(refs[3000], j, label)

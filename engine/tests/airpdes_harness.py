@@ -161,11 +161,16 @@ while True:
 
 
 @contextlib.contextmanager
-def competitor(argv):
+def competitor(argv, cpus=None):
     """Run argv as a competing process during the block, and check it competed to the end:
     a competitor that died early would leave the block's runs without the interference
-    they claim to have been checked under. Killed and reaped afterwards (one process)."""
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+    they claim to have been checked under. Killed and reaped afterwards (one process).
+    With cpus the process is confined to them before it execs, so every thread it starts
+    inherits the mask: airload's busy loop runs in a worker thread, and setting the mask
+    on its pid after the start confined only the main thread whenever the worker was
+    already there (the loop then ran on the other CPU: CI, 6 Dec)."""
+    confine = (lambda: os.sched_setaffinity(0, cpus)) if cpus is not None else None
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, preexec_fn=confine)
     try:
         yield p
     finally:
@@ -178,11 +183,12 @@ def competitor(argv):
         p.wait()
 
 
-def cpu_competitor():
-    """One real CPU-bound process competing for the cores during the block."""
+def cpu_competitor(cpus=None):
+    """One real CPU-bound process competing for the cores during the block (on cpus only,
+    when given)."""
     if os.access(AIRLOAD, os.X_OK):
-        return competitor([AIRLOAD, "cpu"])
-    return competitor([sys.executable, "-c", BUSY_LOOP])
+        return competitor([AIRLOAD, "cpu"], cpus)
+    return competitor([sys.executable, "-c", BUSY_LOOP], cpus)
 
 
 def on_off_competitor(on_s=0.05, off_s=0.05):

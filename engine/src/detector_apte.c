@@ -93,10 +93,18 @@ static void apte_check(air_engine *e, air_thread *t)
         atomic_store(&t->want_deactivate, 1);
 }
 
+/* The time lost in inflated periods must reach --apte-share of --apte-window-ms: at least
+ * that much wall time (a load sharing the CPU loses about half of it). */
+static double apte_confirm_s(const air_engine *e)
+{
+    return e->detector_opt[APTE_SHARE].d * e->detector_opt[APTE_WINDOW_MS].d * 1e-3;
+}
+
 const air_detector air_detector_apte = {
     { "apte", "average processing time per event: the slowest thread, above --apte-threshold x the fastest in --apte-hits periods within --apte-window-ms that lose --apte-share of it", 0, apte_options },
     .state_size = sizeof(apte_state),
     .thread_start = apte_start,
     .check = apte_check,
     .rejoin = apte_rejoin,
+    .confirm_s = apte_confirm_s,
 };

@@ -150,9 +150,17 @@ static void pi_report(const air_thread *t, air_json *j)
     air_json_f64(j, "pi_probe_s", st->probe_s);
 }
 
+/* Three slow probes --pi-interval-ms apart, lasting --pi-hold-ms in all. */
+static double pi_confirm_s(const air_engine *e)
+{
+    double probes_ms = 3 * e->detector_opt[PI_INTERVAL_MS].d, hold_ms = e->detector_opt[PI_HOLD_MS].d;
+    return (probes_ms > hold_ms ? probes_ms : hold_ms) * 1e-3;
+}
+
 const air_detector air_detector_pi = {
     { "pi", "performance indicator: a timed burst of sched_yield() slower than --pi-threshold-us, three probes in a row lasting --pi-hold-ms", 1, pi_options },
     .state_size = sizeof(pi_state),
     .check = pi_check,
     .report = pi_report,
+    .confirm_s = pi_confirm_s,
 };

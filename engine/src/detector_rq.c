@@ -96,6 +96,13 @@ static int rq_usable(char *err, size_t errlen)
     return -1;
 }
 
+/* AIR_RQ_CONFIRM windows of at least RQ_MIN_WINDOW_S with the competitor in each. */
+static double rq_confirm_s(const air_engine *e)
+{
+    (void)e;
+    return AIR_RQ_CONFIRM * RQ_MIN_WINDOW_S;
+}
+
 const air_detector air_detector_rq = {
     { "rq", "run-queue wait (beyond the paper): the kernel's schedstat wait share above --rq-threshold over 50 ms", 0, rq_options },
     .state_size = sizeof(rq_state),
@@ -103,4 +110,5 @@ const air_detector air_detector_rq = {
     .thread_start = rq_start,
     .check = rq_check,
     .thread_end = rq_thread_end,
+    .confirm_s = rq_confirm_s,
 };

@@ -130,6 +130,10 @@ typedef struct air_detector {
     void (*thread_end)(air_thread *t);                 /* the run is over: release what it holds */
     /* its figures in the thread's object of the result JSON (docs/interfaces.md) */
     void (*report)(const air_thread *t, air_json *j);
+    /* the least wall time in which it can confirm a competitor after a thread comes back
+     * (its hold, its windows); PR waits a multiple of it, so that a wrong reactivation
+     * costs a small share of the run (reactivation_pr.c). NULL: detector checks only. */
+    double (*confirm_s)(const air_engine *e);
 } air_detector;
 
 typedef struct air_reactivation {
@@ -204,6 +208,7 @@ struct air_engine {
     _Atomic int done;
     uint32_t react_cursor;
     double rap_last_probe;     /* wall time of the last RAP probe */
+    double pr_last_s;          /* wall time of PR's last reactivation slot */
     /* seq progress for the sampler */
     _Atomic uint64_t seq_now_bits;
     _Atomic uint64_t seq_committed;

@@ -485,6 +485,31 @@ def thread_moves(j):
                      f"{th['rap_no_spare_cpu']} with no CPU free of active threads)" for th in j["threads"])
 
 
+# PR brings a thread back every --pr-periods (40) detection periods, a period being at
+# least the detector's confirmation time (PI: its 30-ms hold), so beside a steady
+# competitor the thread is out for most of the run and comes back about once per 1.2 s.
+# Counted in iterations alone (before 6 Dec) that was every ~3 ms of work: 306
+# reactivations in an 11.6-s run that PI-RAP ran in 1.1 s. The bound is the rule's own.
+PR_PERIOD_S = 40 * 0.030
+with cpu_competitor():
+    j, _ = run(*MODEL, "--end-time", 12000, "--mode", "ladm", "--threads", N, "--detector", "pi",
+               "--reactivation", "pr", timeline=True)
+    if j:
+        label = "ladm pi + pr + 1 CPU competitor"
+        assert_same(refs[12000], j, label)
+        backs = sum(th["reactivations"] for th in j["threads"])
+        s, n = share(j["_timeline"], lambda a: a == N - 1)
+        ok = check(backs <= j["wall_s"] / PR_PERIOD_S + 1,
+                   f"{label}: {backs} reactivations in {j['wall_s']:.2f} s, more than one per {PR_PERIOD_S:g} s; "
+                   f"{thread_moves(j)}")
+        ok = check(j["wall_s"] < 1.5 * PR_PERIOD_S or backs >= 1,
+                   f"{label}: no reactivation in {j['wall_s']:.2f} s; {thread_moves(j)}") and ok
+        ok = check(n >= 10 and s >= 0.5, f"{label}: {N - 1} active in only {s:.0%} of {n} samples") and ok
+        if ok:
+            print(f"ok   {label}: {backs} reactivations in {j['wall_s']:.2f} s, {N - 1} of {N} threads "
+                  f"active in {s:.0%} of {n} samples")
+
+
 # The competitor leaves after STOP_S; from STOP_S + 0.3 s on, RAP must have brought the
 # deactivated thread back for most of the remaining samples. Unpinned (the kernel places the
 # threads, and the inactive one's probes must avoid the active ones' CPUs) and pinned, as the

@@ -53,6 +53,10 @@ PARALLEL = [
      "--detect-interval", "4"),
     ("ladm", 3, 3, "--detector", "rq", "--reactivation", "pr", "--rq-threshold", "0.1", "--detect-after-ms", "0"),
     ("adm", 2, 3, "--detector", "pi", "--reactivation", "rap", "--pi-threshold-us", "50", "--detect-after-ms", "0"),
+    # PR every detection period (its wall floor 3 ms with no hold), so that short runs
+    # bring threads back many times
+    ("ladm", 2, 3, "--detector", "pi", "--reactivation", "pr", "--pr-periods", "1", "--pi-hold-ms", "0",
+     "--detect-after-ms", "0"),
 ]
 
 _refs = {}

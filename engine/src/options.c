@@ -57,7 +57,7 @@ static const optdef table[] = {
     { "batch", "N", "24", "events a thread handles per loop iteration on a PE", K_UINT, O(batch), NULL, 1, 1e9, 0, 0 },
     { "gvt-interval", "N", "32", "loop iterations between GVT rounds", K_UINT, O(gvt_interval), NULL, 1, 1e9, 0, 0 },
     { "barrier-wait", "HOW", NULL, "how a thread waits at the GVT barrier (see below)", K_CHOICE, O(barrier_wait), air_barrier_wait_list, 0, 0, 0, 0 },
-    { "detect-interval", "N", "32", "adm/ladm: loop iterations between detector checks; pr/rap try a reactivation every 40 of these", K_UINT, O(detect_interval), NULL, 1, 1e9, 0, 0 },
+    { "detect-interval", "N", "32", "adm/ladm: loop iterations between detector checks; rap probes every 40 of these, pr waits --pr-periods of them (and of its detector's confirmation time)", K_UINT, O(detect_interval), NULL, 1, 1e9, 0, 0 },
     { "detect-after-ms", "F", "50", "adm/ladm: the detector starts judging this long after the run starts (see Detectors below)", K_DOUBLE, O(detect_after_ms), NULL, 0, 1e7, 0, 0 },
     { "detector", "NAME", NULL, "adm/ladm interference detector (see below)", K_CHOICE, O(detector), air_detector_list, 0, 0, 0, 0 },
     { "reactivation", "NAME", NULL, "adm/ladm reactivation policy (see below)", K_CHOICE, O(reactivation), air_reactivation_list, 0, 0, 0, 0 },

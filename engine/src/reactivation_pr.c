@@ -16,7 +16,7 @@ enum { PR_PERIODS, PR_NOPTS };
 
 static const air_option_def pr_options[] = {
     [PR_PERIODS] = { .name = "pr-periods", .metavar = "N", .def = "40", .kind = AIR_OPT_UINT, .min = 1, .max = 1000000,
-                     .help = "pr: bring one inactive thread back every N detection periods, a period being the longer of --detect-interval iterations and the time the detector needs to confirm a competitor (pi: --pi-hold-ms; rq: 50 ms; apte: --apte-share of --apte-window-ms); the paper's 40" },
+                     .help = "pr: bring one inactive thread back every N detection periods, a period being the longer of --detect-interval iterations and the time the detector needs to confirm a competitor (pi: the longer of --pi-hold-ms and 3 probes; rq: 50 ms; apte: --apte-share of --apte-window-ms); the paper's 40" },
     [PR_NOPTS] = { 0 },
 };
 

@@ -31,6 +31,18 @@ void air_adapt_activate(air_engine *e, air_thread *t)
     pthread_mutex_unlock(&t->mu);
 }
 
+air_thread *air_adapt_next_inactive(air_engine *e)
+{
+    for (int k = 0; k < e->nthreads; k++) {
+        air_thread *t = &e->threads[(e->react_cursor + (uint32_t)k) % (uint32_t)e->nthreads];
+        if (!atomic_load(&t->active)) {
+            e->react_cursor = (uint32_t)t->id + 1;
+            return t;
+        }
+    }
+    return NULL;
+}
+
 static void deactivate(air_engine *e, air_thread *t)
 {
     pthread_mutex_lock(&t->mu);

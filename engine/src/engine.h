@@ -206,7 +206,7 @@ struct air_engine {
     _Atomic uint64_t gvt_bits __attribute__((aligned(64)));
     _Atomic uint64_t gvt_round;
     _Atomic int done;
-    uint32_t react_cursor;
+    uint32_t react_cursor;     /* where air_adapt_next_inactive starts its round-robin search */
     double rap_last_probe;     /* wall time of the last RAP probe */
     double pr_last_s;          /* wall time of PR's last reactivation slot */
     /* seq progress for the sampler */
@@ -250,6 +250,9 @@ void *air_thread_main(void *arg);
 /* adaptation.c: membership changes, only by the GVT leader */
 void air_adapt_round(air_engine *e);
 void air_adapt_activate(air_engine *e, air_thread *t);
+/* The next inactive thread after the last one returned (round-robin over the threads, so
+ * every inactive thread gets its turn at PR's and RAP's slots), or NULL if none is out. */
+air_thread *air_adapt_next_inactive(air_engine *e);
 void air_adapt_inactive_wait(air_engine *e, air_thread *t);
 
 /* A thread's membership (air_thread.active). REJOINING: reactivated by the GVT leader and

@@ -32,14 +32,8 @@ static void pr_round(air_engine *e)
     if (e->pr_last_s == 0) e->pr_last_s = e->t0; /* the first period counts from the start */
     if (now - e->pr_last_s < (double)n * confirm_s) return;
     e->pr_last_s = now; /* a slot, whether or not a thread is out: the period is fixed */
-    for (int k = 0; k < e->nthreads; k++) {
-        air_thread *t = &e->threads[(e->react_cursor + (uint32_t)k) % (uint32_t)e->nthreads];
-        if (!atomic_load(&t->active)) {
-            e->react_cursor = (uint32_t)t->id + 1;
-            air_adapt_activate(e, t);
-            return;
-        }
-    }
+    air_thread *t = air_adapt_next_inactive(e);
+    if (t) air_adapt_activate(e, t);
 }
 
 const air_reactivation air_reactivation_pr = {

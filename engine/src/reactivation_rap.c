@@ -20,17 +20,12 @@ static void rap_round(air_engine *e)
     double now = air_wall();
     if (now - e->rap_last_probe < RAP_MIN_INTERVAL_S) return;
     e->rap_last_probe = now;
-    for (int k = 0; k < e->nthreads; k++) {
-        air_thread *t = &e->threads[(e->react_cursor + (uint32_t)k) % (uint32_t)e->nthreads];
-        if (!atomic_load(&t->active)) {
-            e->react_cursor = (uint32_t)t->id + 1;
-            pthread_mutex_lock(&t->mu);
-            atomic_store(&t->probe, 1);
-            pthread_cond_signal(&t->cv);
-            pthread_mutex_unlock(&t->mu);
-            return;
-        }
-    }
+    air_thread *t = air_adapt_next_inactive(e);
+    if (!t) return;
+    pthread_mutex_lock(&t->mu);
+    atomic_store(&t->probe, 1);
+    pthread_cond_signal(&t->cv);
+    pthread_mutex_unlock(&t->mu);
 }
 
 const air_reactivation air_reactivation_rap = {

@@ -20,7 +20,7 @@ import sys
 from snakemake.utils import min_version, validate
 
 from analysis.claims import ClaimError, check_claims
-from workflows.estimate import NEAR_HOST, estimate_minutes, top_up_minutes
+from workflows.estimate import HOSTS, estimate_minutes, top_up_minutes
 from workflows.experiments import (ExperimentError, all_trials, block_order, block_ranks, previous_block, profile_label,
                                   runner_args, top_up_half_width, two_looks)
 from workflows.snakemake_timers import cancel_rate_limit_timers
@@ -122,9 +122,10 @@ def print_estimate():
         why = ("a claim is undecided or a figure less precise than asked"
                if any(top_up_half_width(e, s) is not None for e, _ in plan.values()) else "a claim is undecided")
         more = f"; up to {extra} more ({extra_min:.0f} min) where {why} after the first repetitions" if extra else ""
+        (first, host), *others = HOSTS
+        range_ = ", ".join(f"{estimate_minutes(plan, h):.0f} on {name}" for name, h in others)
         print(f"airlab: scale {s}: {len(plan)} experiments, {n} trials (estimate: "
-              f"{estimate_minutes(plan):.0f} min on 2 cores from scratch, "
-              f"{estimate_minutes(plan, NEAR_HOST):.0f} on a host that keeps its vCPUs near each other; "
+              f"{estimate_minutes(plan, host):.0f} min on 2 cores from scratch on {first}; {range_}; "
               f"trials run one at a time{more})", file=sys.stderr)
 
 

@@ -124,29 +124,37 @@ def test_snakemake_refuses_a_broken_experiment_at_start(tmp_path):
 
 
 def test_time_budgets():
-    """The estimate, fitted on the four quick runs of the b6bf153 and bad5e86 pairs (46.3-54.8
-    min with the set-up), printed ~50 min for quick with the far handling this host needs
-    (waits for near CPUs, re-runs of far no-load runs: ~13 min of it) and landed at 0.97-1.05x
-    in the 31fbfef pair. Since then the plan has fewer, no shorter, trials (docs/workflow.md,
-    "Scales and time") and prints ~43, which the 8f6d61a pair took 1.13-1.14x of (a host day
-    with more far placement): the upper bound is issue 14's 45 minutes, the lower one
-    keeps the estimate from losing the far handling again (it printed 38 without it). Smoke:
+    """Issue 14's 45 minutes. The estimate (workflows/estimate.py), refitted part by part on
+    the ac71aac pair (analysis/estimate_check.py), prints ~36 min for quick on the lab's
+    host, which places its vCPUs far apart now and then; its runs at this plan took 32.8-35.7
+    min, and on its far days the same host has taken up to 9 minutes more (e445808's A:
+    8.1 min waiting for near CPUs), so that estimate with every top-up stays within 40. On
+    the placement of the lab's first host, far apart most of the time (24-27 Nov), the first
+    repetitions stay within the 45 (the top-ups run only where a claim is undecided or Fig.
+    8 less precise than asked: 1 of the last 12 runs). The lower bound keeps the estimate
+    from losing the far handling (it printed 38 without it, where runs took 46-55). Smoke:
     a couple of minutes."""
-    from workflows.estimate import estimate_minutes, top_up_minutes
+    from workflows.estimate import FAR_HOST, SOMETIMES_FAR_HOST, estimate_minutes, top_up_minutes
     cfg = load_config()
     quick = all_trials(cfg, "quick", cores=2)
-    assert 40 < estimate_minutes(quick) + top_up_minutes(quick)[1] < 45
-    assert estimate_minutes(all_trials(cfg, "smoke", cores=2)) < 2.5
+    usual = estimate_minutes(quick, SOMETIMES_FAR_HOST)
+    assert 30 < usual + top_up_minutes(quick, SOMETIMES_FAR_HOST)[1] <= 40
+    assert estimate_minutes(quick, FAR_HOST) <= 45
+    assert estimate_minutes(all_trials(cfg, "smoke", cores=2), FAR_HOST) < 2.5
 
 
-def test_the_estimate_on_a_host_that_keeps_its_cpus_near():
-    """The a5f1b20 pair ran on a host that rarely placed the vCPUs far apart: 36.1 and 33.3
-    min where the far host's estimate said 43. The near-host estimate must lie within 25% of
-    both and below the far one (the difference is only the far handling)."""
-    from workflows.estimate import NEAR_HOST, estimate_minutes
+def test_the_estimate_within_a_quarter_of_the_runs_at_this_plan():
+    """`make reproduce` / `make reproduce-again` at this plan on the lab's host (the 950b6b3
+    and ac71aac pairs, minutes with the set-up): the estimate printed first must lie within
+    25% of each (issue 14), as must the near host's of the a5f1b20 pair, which ran on a host
+    that rarely placed the vCPUs far apart (36.1 and 33.3 min where 43 was printed). The
+    three hosts differ only in the far handling, so their order is fixed."""
+    from workflows.estimate import FAR_HOST, NEAR_HOST, SOMETIMES_FAR_HOST, estimate_minutes
     quick = all_trials(load_config(), "quick", cores=2)
-    near = estimate_minutes(quick, NEAR_HOST)
-    assert near < estimate_minutes(quick) - 5
+    near, usual, far = (estimate_minutes(quick, h) for h in (NEAR_HOST, SOMETIMES_FAR_HOST, FAR_HOST))
+    assert near + 3 < usual < far - 5
+    for real in (35.7, 32.8, 35.0, 35.3):
+        assert abs(usual / real - 1) <= 0.25, (usual, real)
     for real in (36.1, 33.3):
         assert abs(near / real - 1) <= 0.25, (near, real)
 

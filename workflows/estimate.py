@@ -28,9 +28,9 @@ from workflows.engine_policies import is_adaptive
 NO_LOAD_FACTOR = 1.10    # no-load engine window / target_s over the pair's 244: sum over sum (median 1.06)
 # The runner's own work (start-up, checks), the workflow's settle and Snakemake's gap to the
 # next trial: 0.10 and 0.13 s a trial in the pair (runner, settle and the time between
-# trials, less ANALYSIS_S_PER_EXPERIMENT and SOLO_S). It was 0.64 s until the runner stopped
-# Snakemake during engine runs (9359260) and counted the ping-pong probes as part of the
-# wait for near CPUs, which HostPlacement.near_wait_s now holds.
+# trials, less ANALYSIS_S_PER_EXPERIMENT and SOLO_S). It was 0.64 s, fitted on runs from
+# before the runner stopped Snakemake during engine runs (9359260) and recorded each
+# attempt's wait for near CPUs, which HostPlacement.near_wait_s now holds.
 TRIAL_OVERHEAD_S = 0.12
 # The far handling depends on the host, which no plan knows before it runs; three hosts are
 # measured. A host that often places the two vCPUs far apart (the lab's first, a Xeon, 24-27 Nov):
@@ -56,9 +56,9 @@ TRIAL_OVERHEAD_S = 0.12
 # a trial within two, the far host's figure. The near host's rate is not measured for loaded
 # runs: its no-load one.
 # A calibration's pilot runs wait for near CPUs too: 1.25 s a run on the far host (a
-# calibrating trial's time beyond its engine runs, 14-23 s for ~7 runs), 0.19 s on the AMD
-# host (the pair's 18 calibrations of 7.3-12.4 s: 0.09 and 0.19 s a run beyond the engine
-# runs and ~1 s of probes, over 129 runs), taken for the near host too.
+# calibrating trial's time beyond its engine runs, 14-23 s for ~7 runs), 0.14 s on the AMD
+# host (the pair's 18 calibrations of 7.3-12.4 s: 0.09 and 0.19 s a run in A and B beyond
+# the engine runs and ~1 s of probes, over 129 runs), taken for the near host too.
 @dataclass(frozen=True)
 class HostPlacement:
     near_wait_s: float             # per trial, before its first run (probes included)

@@ -18,9 +18,7 @@ import sys
 from pathlib import Path
 
 from analysis.time_spent import _trial
-from workflows.calibration import key_of, resolved_work
-from workflows.estimate import (ANALYSIS_S_PER_EXPERIMENT, FAR_HOST, NEAR_HOST, SOLO_S, SOMETIMES_FAR_HOST,
-                                HostPlacement, estimate_parts, pilot_seconds)
+from workflows.estimate import FAR_HOST, NEAR_HOST, HostPlacement, plan_parts
 from workflows.experiments import all_trials, load_config
 
 # (row, the estimate's parts, the run's parts) in the order a reader wants them; the run's
@@ -113,21 +111,10 @@ def placement(m, n):
 
 def estimate(plan, trials, host):
     """The estimate's seconds by part for the trials that ran (top-ups only where they ran)."""
-    e = dict.fromkeys(("engine", "far", "near_wait", "overhead", "pilots", "analysis"), 0.0)
-    pilots = set()
+    ran = {}
     for t in trials:
-        for k, v in estimate_parts(t, host).items():
-            e[k] += v
-        if t.get("target_s") is not None:
-            pilots.add((key_of(resolved_work(t["argv"]), t["target_s"]), t["target_s"]))
-    e["pilots"] = sum(pilot_seconds(target, host) for _, target in pilots)
-    names = {t["experiment"] for t in trials}
-    for name in names:
-        exp = plan[name][0]
-        e["analysis"] += ANALYSIS_S_PER_EXPERIMENT
-        if exp.get("load_solo"):
-            e["analysis"] += SOLO_S * len({t["profile"] for t in plan[name][1] if t["profile"] != "none"})
-    return e
+        ran.setdefault(t["experiment"], []).append(t)
+    return plan_parts(plan, ran, host)
 
 
 def run_records(run, plan):

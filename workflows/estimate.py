@@ -137,7 +137,9 @@ def _slowdown_factor(engine, demand):
 
 
 def estimate_parts(trial, host=SOMETIMES_FAR_HOST):
-    """{part: seconds} of one trial (PARTS), on a host that places its vCPUs as `host` says."""
+    """{part: seconds} of one trial, on a host that places its vCPUs as `host` says: the
+    engine run kept, the runs made again for far placement with the waits before them, the
+    wait for near CPUs before the first run, and the runner's and Snakemake's overhead."""
     e = trial["engine"]
     if trial.get("target_s") is not None:
         base = trial["target_s"]
@@ -164,36 +166,37 @@ def estimate_parts(trial, host=SOMETIMES_FAR_HOST):
     return {"engine": base, "far": far, "near_wait": host.near_wait_s, "overhead": TRIAL_OVERHEAD_S}
 
 
-# What estimate_parts returns, in the terms of a run's measured time (analysis/time_spent.py;
-# analysis/estimate_check.py compares them).
-PARTS = {
-    "engine": "the engine run kept",
-    "far": "runs made again for far placement, with the waits before them",
-    "near_wait": "the wait for near CPUs before the first run",
-    "overhead": "start-up, probes and Snakemake's gap to the next trial",
-}
-
-
 def estimate_seconds(trial, host=SOMETIMES_FAR_HOST):
     return sum(estimate_parts(trial, host).values())
+
+
+def plan_parts(plan, ran, host=SOMETIMES_FAR_HOST):
+    """{part: seconds} for the trials `ran` ({experiment: [trials]}) of the plan: their
+    estimate_parts summed, the calibration of each key they use once (pilots), and each
+    experiment's table, figure and solo load runs (analysis). analysis/estimate_check.py
+    sets these beside a finished run's."""
+    parts = dict.fromkeys(("engine", "far", "near_wait", "overhead", "pilots", "analysis"), 0.0)
+    pilots = set()
+    for name, trials in ran.items():
+        exp = plan[name][0]
+        parts["analysis"] += ANALYSIS_S_PER_EXPERIMENT
+        if exp.get("load_solo"):
+            parts["analysis"] += SOLO_S * len({t["profile"] for t in plan[name][1] if t["profile"] != "none"})
+        for t in trials:
+            for k, v in estimate_parts(t, host).items():
+                parts[k] += v
+            if t.get("target_s") is not None:
+                pilots.add((key_of(resolved_work(t["argv"]), t["target_s"]), t["target_s"]))
+    parts["pilots"] = sum(pilot_seconds(target, host) for _, target in pilots)
+    return parts
 
 
 def estimate_minutes(plan, host=SOMETIMES_FAR_HOST):
     """Minutes for the plan's trials, not counting top-up repetitions (top_up_minutes), on a
     host that places its vCPUs as `host` says (FAR_HOST: the longest, which the budget is
     checked against)."""
-    total, pilots = 0.0, set()
-    for exp, trials in plan.values():
-        total += ANALYSIS_S_PER_EXPERIMENT
-        if exp.get("load_solo"):
-            total += SOLO_S * len({t["profile"] for t in trials if t["profile"] != "none"})
-        for t in trials:
-            if t.get("top_up"):
-                continue
-            total += estimate_seconds(t, host)
-            if t.get("target_s") is not None:
-                pilots.add((key_of(resolved_work(t["argv"]), t["target_s"]), t["target_s"]))
-    return (total + sum(pilot_seconds(target, host) for _, target in pilots)) / 60
+    first = {name: [t for t in trials if not t.get("top_up")] for name, (_, trials) in plan.items()}
+    return sum(plan_parts(plan, first, host).values()) / 60
 
 
 def top_up_minutes(plan, host=SOMETIMES_FAR_HOST):
